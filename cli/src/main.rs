@@ -1,0 +1,2 @@
+//! The `capbridge` command line.
+fn main() {}

@@ -1,0 +1,2 @@
+//! capbridge `permissions` crate (see DESIGN.md). Under construction.
+#![deny(missing_docs)]
