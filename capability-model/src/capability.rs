@@ -66,10 +66,10 @@ impl Capability {
         if self.annotations.destructive_hint == Some(true) {
             risk = risk.max(Risk::High);
         }
-        if let Some(aci) = &self.aci {
-            if aci.flags.contains(&AciFlag::DangerousAction) {
-                risk = risk.max(Risk::High);
-            }
+        if let Some(aci) = &self.aci
+            && aci.flags.contains(&AciFlag::DangerousAction)
+        {
+            risk = risk.max(Risk::High);
         }
         if self.is_open_world_high_risk() {
             risk = risk.max(Risk::High);
@@ -150,45 +150,42 @@ pub struct AciResultField {
     pub description: String,
 }
 
-/// ACI value types (Appendix E.3 plus seed 003's `json`).
+/// ACI value types (Appendix E.3 plus seed 003's `json`). Serialized as the ACI spelling.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
 pub enum AciType {
     /// `string` → JSON Schema `string`.
-    #[serde(rename = "string")]
     String,
     /// `int` → `integer` (32-bit).
-    #[serde(rename = "int")]
     Int,
     /// `boolean` → `boolean`.
-    #[serde(rename = "boolean")]
     Boolean,
     /// `double` → `number`.
-    #[serde(rename = "double")]
     Double,
     /// `byte[]` → base64 `string`.
-    #[serde(rename = "byte[]")]
     Bytes,
     /// `json` → any JSON; serialized to compact text in the Bundle (ACI-42).
-    #[serde(rename = "json")]
     Json,
+    /// A type capbridge does not know, kept verbatim; accepts any JSON (ACI-42).
+    Other(String),
 }
 
 impl AciType {
-    /// Parses an ACI type name; `None` for a type capbridge does not know.
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
+    /// Parses an ACI type name; unknown names become [`AciType::Other`].
+    pub fn parse(s: &str) -> Self {
+        match s {
             "string" | "String" => AciType::String,
             "int" | "integer" | "Integer" => AciType::Int,
             "boolean" | "bool" | "Boolean" => AciType::Boolean,
             "double" | "Double" => AciType::Double,
             "byte[]" | "bytes" => AciType::Bytes,
             "json" | "JSON" => AciType::Json,
-            _ => return None,
-        })
+            other => AciType::Other(other.to_owned()),
+        }
     }
 
     /// The canonical ACI spelling.
-    pub fn as_str(&self) -> &'static str {
+    pub fn as_str(&self) -> &str {
         match self {
             AciType::String => "string",
             AciType::Int => "int",
@@ -196,12 +193,26 @@ impl AciType {
             AciType::Double => "double",
             AciType::Bytes => "byte[]",
             AciType::Json => "json",
+            AciType::Other(s) => s,
         }
     }
 }
 
-/// ACI capability flags (Appendix E.3).
+impl From<String> for AciType {
+    fn from(s: String) -> Self {
+        AciType::parse(&s)
+    }
+}
+
+impl From<AciType> for String {
+    fn from(t: AciType) -> Self {
+        t.as_str().to_owned()
+    }
+}
+
+/// ACI capability flags (Appendix E.3). Serialized as the wire spelling.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
 pub enum AciFlag {
     /// `BACKGROUND_EXECUTABLE` (seed 003: `FLAG_BACKGROUND`): catalog metadata, not shown to
     /// the model (ACI-43).
@@ -235,5 +246,17 @@ impl AciFlag {
             AciFlag::DangerousAction => "DANGEROUS_ACTION",
             AciFlag::Other(s) => s,
         }
+    }
+}
+
+impl From<String> for AciFlag {
+    fn from(s: String) -> Self {
+        AciFlag::parse(&s)
+    }
+}
+
+impl From<AciFlag> for String {
+    fn from(f: AciFlag) -> Self {
+        f.as_str().to_owned()
     }
 }

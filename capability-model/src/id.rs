@@ -75,7 +75,11 @@ impl CapabilityId {
     }
 
     /// An MCP plugin tool id.
-    pub fn mcp(plugin: impl Into<String>, server: impl Into<String>, tool: impl Into<String>) -> Self {
+    pub fn mcp(
+        plugin: impl Into<String>,
+        server: impl Into<String>,
+        tool: impl Into<String>,
+    ) -> Self {
         Self::new(Source::Mcp, plugin, server, tool)
     }
 
@@ -88,6 +92,10 @@ impl CapabilityId {
 impl fmt::Display for CapabilityId {
     /// `source:provider/server/name`, with the raw names (for logs; never a key).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}/{}/{}", self.source, self.provider, self.server, self.name)
+        write!(
+            f,
+            "{}:{}/{}/{}",
+            self.source, self.provider, self.server, self.name
+        )
     }
 }
