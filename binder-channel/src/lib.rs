@@ -31,6 +31,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod binder;
 pub mod carrier;
 mod channel;
 pub mod flow;
