@@ -122,13 +122,13 @@ pub struct FlowCore {
     reason: Option<CloseReason>,
     outstanding: Option<Outstanding>,
     // sender
-    backlog: VecDeque<String>,
+    backlog: VecDeque<(String, usize)>,
     backlog_chars: usize,
     inflight_lens: VecDeque<usize>,
     inflight_chars: usize,
     blocked_since: Option<Instant>,
     // receiver
-    inbox: VecDeque<String>,
+    inbox: VecDeque<(String, usize)>,
     unacked_lens: VecDeque<usize>,
     unacked_chars: usize,
     processed_chars: u64,
@@ -204,7 +204,7 @@ impl FlowCore {
             return Err(SendError::BacklogOverflow);
         }
         self.backlog_chars = total;
-        self.backlog.push_back(message);
+        self.backlog.push_back((message, chars));
         Ok(())
     }
 
@@ -346,9 +346,9 @@ impl FlowCore {
     /// Hands the next received message to the layer above; it now counts as processed
     /// (CH-31). Messages received before a close are still delivered (CH-41).
     pub fn take_message(&mut self) -> Option<String> {
-        let message = self.inbox.pop_front()?;
+        let (message, chars) = self.inbox.pop_front()?;
         self.stats.processed += 1;
-        self.processed_chars += utf16_len(&message) as u64;
+        self.processed_chars += chars as u64;
         Some(message)
     }
 
@@ -620,7 +620,7 @@ impl FlowCore {
                 return;
             }
         }
-        self.inbox.push_back(message);
+        self.inbox.push_back((message, chars));
     }
 
     fn poll_ack(&mut self, now: Instant) -> Option<Action> {
@@ -651,7 +651,7 @@ impl FlowCore {
     fn window_blocked(&self) -> bool {
         match self.backlog.front() {
             None => false,
-            Some(next) => !self.window_admits(utf16_len(next)),
+            Some(&(_, chars)) => !self.window_admits(chars),
         }
     }
 
@@ -663,14 +663,14 @@ impl FlowCore {
     }
 
     fn poll_send(&mut self, now: Instant) -> Option<Action> {
-        let chars = utf16_len(self.backlog.front()?);
+        let chars = self.backlog.front()?.1;
         if self.mode == FlowMode::Credit && !self.window_admits(chars) {
             if self.blocked_since.is_none() {
                 self.blocked_since = Some(now);
             }
             return None;
         }
-        let message = self.backlog.pop_front()?;
+        let (message, _) = self.backlog.pop_front()?;
         self.backlog_chars -= chars;
         self.blocked_since = None;
         if self.mode == FlowMode::Credit {
