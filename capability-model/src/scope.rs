@@ -56,6 +56,9 @@ pub enum ScopeError {
 }
 
 impl ToolScope {
+    /// The unrestricted scope, as a constant.
+    pub const UNRESTRICTED: ToolScope = ToolScope(None);
+
     /// Unrestricted.
     pub fn unrestricted() -> Self {
         Self(None)
