@@ -109,7 +109,14 @@ enum Phase {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outstanding {
     Send,
-    Ack { count: u64, chars: u64 },
+    /// An ack being handed to the carrier: the cumulative `count`, the processed chars at
+    /// that count, and how many unacked messages / chars it covers.
+    Ack {
+        count: u64,
+        chars: u64,
+        covers: usize,
+        covers_chars: usize,
+    },
     Close,
 }
 
@@ -425,7 +432,7 @@ impl FlowCore {
                     self.on_peer_died();
                 }
             }
-            (Outstanding::Ack { count, chars }, Ok(())) => {
+            (Outstanding::Ack { count, chars, .. }, Ok(())) => {
                 let previous = self.acked_count();
                 for _ in previous..count {
                     if let Some(len) = self.unacked_lens.pop_front() {
@@ -608,8 +615,18 @@ impl FlowCore {
         if self.mode == FlowMode::Credit {
             self.unacked_lens.push_back(chars);
             self.unacked_chars += chars;
-            let unacked_messages = self.unacked_lens.len();
-            let unacked_chars = self.unacked_chars;
+            // An ack being handed to the carrier counts as sent: on a synchronous carrier
+            // (same process, CH-16) the peer can act on it before the call returns.
+            let (covers, covers_chars) = match self.outstanding {
+                Some(Outstanding::Ack {
+                    covers,
+                    covers_chars,
+                    ..
+                }) => (covers, covers_chars),
+                _ => (0, 0),
+            };
+            let unacked_messages = self.unacked_lens.len() - covers;
+            let unacked_chars = self.unacked_chars - covers_chars;
             if unacked_messages > VIOLATION_UNACKED_MESSAGES
                 || (unacked_messages > 1 && unacked_chars > VIOLATION_UNACKED_CHARS)
             {
@@ -639,9 +656,13 @@ impl FlowCore {
         let drained = processed == self.stats.received;
         // CH-31: 8 messages, 8,192 chars, or everything received has been processed.
         if processed - acked >= ACK_EVERY_MESSAGES || chars >= ACK_EVERY_CHARS || drained {
+            let covers = usize::try_from(processed - acked).unwrap_or(usize::MAX);
+            let covers_chars = self.unacked_lens.iter().take(covers).sum();
             self.outstanding = Some(Outstanding::Ack {
                 count: processed,
                 chars: self.processed_chars,
+                covers,
+                covers_chars,
             });
             return Some(Action::Ack(i64::try_from(processed).unwrap_or(i64::MAX)));
         }

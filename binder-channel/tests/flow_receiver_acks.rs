@@ -123,3 +123,23 @@ fn ch43_failed_ack_to_a_dead_peer_closes_as_peer_died() {
         Some(&binder_channel::CloseReason::PeerDied)
     );
 }
+
+#[test]
+fn ch16_an_ack_being_handed_over_already_counts_for_the_window_check() {
+    // Same-process Binder makes oneway calls synchronous: the peer may receive our ack and
+    // send 32 more messages before our ack call returns. That is not a violation.
+    let clock = FakeClock::new();
+    let mut core = credit_core();
+    receive(&mut core, 32, 1);
+    take(&mut core, 32);
+    assert_eq!(core.poll_action(clock.at(0)), Some(Action::Ack(32)));
+    receive(&mut core, 32, 1); // arrives during the ack call
+    assert!(!core.is_closed(), "{:?}", core.close_reason());
+    core.on_action_result(Ok(()), true, clock.at(0));
+    assert_eq!(core.unacked(), (32, 32));
+    receive(&mut core, 1, 1);
+    assert!(
+        core.is_closed(),
+        "33 past the last ack is still a violation"
+    );
+}
