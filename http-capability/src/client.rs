@@ -288,7 +288,7 @@ impl HttpExecutor {
         if large {
             tokio::task::spawn_blocking(finish)
                 .await
-                .map_err(|_| HttpError::Protocol)
+                .map_err(|_| HttpError::Internal)
         } else {
             Ok(finish())
         }
@@ -360,13 +360,17 @@ fn send_error(e: &reqwest::Error, hops: usize) -> HttpError {
     if e.is_connect() {
         return HttpError::Connect;
     }
-    HttpError::Protocol
+    HttpError::NoResponse
 }
 
+/// Body errors: with the gzip layer every body error is a reqwest "decode" error, so the io
+/// error kind underneath tells a cut-off body (`UnexpectedEof`) from bad gzip (`InvalidData`).
 fn body_error(e: &reqwest::Error) -> HttpError {
-    if e.is_timeout() {
+    if e.is_timeout() || has_io_kind(e, std::io::ErrorKind::TimedOut) {
         HttpError::Timeout
-    } else if e.is_decode() {
+    } else if has_io_kind(e, std::io::ErrorKind::UnexpectedEof) {
+        HttpError::BodyIncomplete
+    } else if has_io_kind(e, std::io::ErrorKind::InvalidData) {
         HttpError::BodyDecode
     } else {
         HttpError::BodyIncomplete

@@ -71,15 +71,19 @@ pub enum HttpError {
     /// The server sent a redirect without a usable `Location`.
     #[error("The server sent a redirect without a valid Location.")]
     BadRedirect,
+    /// The server closed the connection, or answered something that is not HTTP, before a
+    /// response head arrived (the request may have been processed).
+    #[error("The server closed the connection or did not send a valid HTTP response.")]
+    NoResponse,
     /// The connection closed before the whole body arrived.
     #[error("The connection closed before the whole response body arrived.")]
     BodyIncomplete,
     /// The body claims a content encoding (gzip) it does not have.
     #[error("The response body could not be decoded from its declared content encoding.")]
     BodyDecode,
-    /// Any other protocol failure.
-    #[error("The server sent an invalid HTTP response.")]
-    Protocol,
+    /// Processing the response failed inside capbridge.
+    #[error("The response could not be processed.")]
+    Internal,
     /// The caller cancelled the call.
     #[error("The request was cancelled.")]
     Cancelled,
