@@ -378,15 +378,8 @@ fn body_error(e: &reqwest::Error) -> HttpError {
 }
 
 fn has_io_kind(e: &(dyn std::error::Error + 'static), kind: std::io::ErrorKind) -> bool {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if err
-            .downcast_ref::<std::io::Error>()
+    crate::resolver::error_chain(e).any(|err| {
+        err.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == kind)
-        {
-            return true;
-        }
-        cur = err.source();
-    }
-    false
+    })
 }

@@ -101,12 +101,29 @@ impl Resolve for PolicyResolver {
 /// The policy violation somewhere in an error's source chain (a refusal raised by
 /// [`PolicyResolver`] reaches the caller wrapped in reqwest and hyper errors).
 pub(crate) fn find_violation(err: &(dyn StdError + 'static)) -> Option<PolicyViolation> {
-    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
-    while let Some(e) = cur {
-        if let Some(v) = e.downcast_ref::<PolicyViolation>() {
-            return Some(*v);
-        }
-        cur = e.source();
-    }
-    None
+    error_chain(err).find_map(|e| e.downcast_ref::<PolicyViolation>().copied())
+}
+
+/// An error and everything under it. `io::Error::source` skips the error it wraps, so for an
+/// `io::Error` the walk steps into [`io::Error::get_ref`] instead.
+pub(crate) fn error_chain<'a>(
+    err: &'a (dyn StdError + 'static),
+) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
+    let mut next: Option<&'a (dyn StdError + 'static)> = Some(err);
+    let mut steps = 0usize;
+    std::iter::from_fn(move || {
+        let cur = next?;
+        steps += 1;
+        next = if steps > 32 {
+            None
+        } else if let Some(io) = cur.downcast_ref::<io::Error>() {
+            match io.get_ref() {
+                Some(inner) => Some(inner as &(dyn StdError + 'static)),
+                None => io.source(),
+            }
+        } else {
+            cur.source()
+        };
+        Some(cur)
+    })
 }
