@@ -130,7 +130,15 @@ async fn provide(uri: rsbinder::Uri, deny_uid: Option<u32>) -> Result<(), Failur
         )),
         _ => Ok(()),
     };
+    let socket = match uri.endpoint() {
+        rsbinder::Endpoint::Unix(path) => Some(path.clone()),
+        _ => None,
+    };
     let (_guard, mut incoming) = binder::serve_channels(uri, ServiceKind::Mcp, admission)?;
+    if let Some(path) = socket {
+        // Callers run under other UIDs: let them connect (`open` still checks who they are).
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o666))?;
+    }
     println!("READY");
     while let Some(channel) = incoming.accept().await {
         println!("OPENED uid={}", channel.peer().uid);

@@ -45,7 +45,8 @@ pub(crate) struct BinderLink {
     death: Arc<DeathForward>,
     /// Our receiving end, kept alive for as long as the channel can be called.
     _local: SIBinder,
-    /// Closed when the channel has finished with the carrier (the client's RPC session).
+    /// Run when the channel has finished with the carrier (closes the client's RPC session).
+    /// When set, `close` waits for the peer to have dispatched it first (see [`Link::close`]).
     on_drop: Option<Box<dyn FnOnce() + Send + Sync>>,
 }
 
@@ -89,7 +90,16 @@ impl Link for BinderLink {
     }
 
     fn close(&self, reason: &str) -> Result<(), LinkError> {
-        self.peer.r#close(reason).map_err(|e| link_error(&e))
+        self.peer.r#close(reason).map_err(|e| link_error(&e))?;
+        if self.on_drop.is_some() {
+            // Our session ends right after this. rsbinder RPC serves one connection's frames
+            // in order, but the peer learns of the session's end on any of its connections, so
+            // the end could overtake the oneway `close` and read as a death (CH-41, CH-42). A
+            // synchronous call on the same connection returns only after the peer's worker has
+            // dispatched the `close`: a barrier. Its own failure changes nothing.
+            let _ = self.peer.as_binder().ping_binder();
+        }
+        Ok(())
     }
 
     fn ack(&self, consumed: i64) -> Result<(), LinkError> {
