@@ -16,9 +16,7 @@ use crate::consent::{
     CallerChoice, CallerPrompt, ConsentBroker, ConsentOutcome, ConsentQueue, ConsentRequest,
     ConsentSurface, ConsentTicket, Initiator,
 };
-use crate::identity::{
-    CertDigest, Identity, IdentityError, IdentityResolver, Principal, ResolvedCaller, Uid,
-};
+use crate::identity::{CertDigest, Identity, IdentityResolver, Principal, ResolvedCaller, Uid};
 use crate::limits::{CONSENT_MAX_PENDING, CONSENT_TIMEOUT};
 use crate::outcome::AgentosCode;
 use crate::pipeline::{
@@ -203,7 +201,6 @@ impl Permissions {
     pub fn open(&self, uid: Uid) -> Result<ResolvedCaller, OpenRefusal> {
         let caller = self.inner.resolver.resolve(uid).map_err(|e| {
             tracing::info!(uid = %uid, error = %e, "open refused: identity");
-            let _: &IdentityError = &e;
             OpenRefusal {
                 code: AgentosCode::NotOpen,
                 retry_after: None,

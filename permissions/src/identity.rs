@@ -4,6 +4,24 @@
 //! (Binder calling UID, `SO_PEERCRED`), and an [`IdentityResolver`] maps it to exactly one
 //! package. On Linux hosts that is [`RegistryResolver`], backed by a JSON file the operator (or a
 //! test) writes; on Android the JNI layer will implement the trait over PackageManager.
+//!
+//! The registry file (JSON, at most 1 MiB; anything else is refused and the runtime fails
+//! closed):
+//!
+//! ```json
+//! {
+//!   "version": 1,
+//!   "packages": [
+//!     { "uid": 10123, "package": "com.example.notes",
+//!       "signingCertSha256": "5A:1F:…64 hex digits…",
+//!       "versionCode": 42, "label": "Notes",
+//!       "permissions": ["ai.aci.permission.CALL"] }
+//!   ]
+//! }
+//! ```
+//!
+//! Two entries with the same `uid` describe a shared UID: [`IdentityResolver::resolve`] then
+//! refuses that UID (ACI-21) rather than pick one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

@@ -23,7 +23,7 @@
 //! use capability_model::{Capability, CapabilityId};
 //! use permissions::{
 //!     CatalogVerdict, FixedSurface, ManualClock, Millis, MemoryStore, Permissions,
-//!     PermissionsConfig, Principal, RegistryResolver, ToolCall, ToolVerdict,
+//!     PermissionsConfig, Principal, RegistryResolver, ToolCall,
 //! };
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
@@ -50,7 +50,6 @@
 //! let hidden = ToolCall { catalog: CatalogVerdict::OutOfScope, ..call };
 //! let verdict = perms.authorize_tool_call(&hidden, &Default::default()).await;
 //! assert_eq!(verdict.code().map(|c| c.as_str()), Some("tool_not_in_catalog"));
-//! # let _ = ToolVerdict::Unavailable;
 //! # });
 //! ```
 #![deny(missing_docs)]
