@@ -230,3 +230,26 @@ async fn dropping_a_ticket_withdraws_it_and_passes_the_turn() {
         "Allow tool 「second」 to run?"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn cns04_an_unwatched_ticket_still_frees_its_slot_after_60s() {
+    let surface = Arc::new(ScriptedSurface::new());
+    surface.push_tool(ScriptStep::Answer(Some(Choice::AllowOnce)));
+    let b = broker(surface.clone());
+    // Sixteen tickets held but never waited on.
+    let held: Vec<_> = (0..16)
+        .map(|i| b.submit(&request(&format!("held{i}"))).unwrap())
+        .collect();
+    assert_eq!(
+        b.submit(&request("late")).unwrap_err(),
+        ConsentOutcome::Unavailable
+    );
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    // Their deadlines passed: a new request is accepted, shown, and answered.
+    let t = b.submit(&request("fresh")).unwrap();
+    assert_eq!(t.wait().await, ConsentOutcome::Allowed(Choice::AllowOnce));
+    // The held ones report the timeout when finally asked.
+    for h in held {
+        assert_eq!(h.wait().await, ConsentOutcome::Denied(DenyReason::Timeout));
+    }
+}

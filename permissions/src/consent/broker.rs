@@ -50,6 +50,22 @@ impl Inner {
         }
     }
 
+    /// Resolves every request past its deadline (their waiters may not be polling), so a
+    /// stale entry never holds one of the 16 slots.
+    fn expire_locked(st: &mut State, now: Millis) {
+        let front_before = st.queue.front();
+        for (id, outcome) in st.queue.expire(now) {
+            if let Some(mut w) = st.waiters.remove(&id)
+                && let Some(tx) = w.result_tx.take()
+            {
+                let _ = tx.send(outcome);
+            }
+        }
+        if st.queue.front() != front_before {
+            Self::give_turn(st);
+        }
+    }
+
     fn give_turn(st: &mut State) {
         if let Some(front) = st.queue.front()
             && let Some(tx) = st.waiters.get_mut(&front).and_then(|w| w.turn_tx.take())
@@ -114,6 +130,7 @@ impl ConsentBroker {
     pub fn submit(&self, req: &ConsentRequest) -> Result<ConsentTicket, ConsentOutcome> {
         let now = self.inner.clock.now();
         let mut st = self.inner.lock();
+        Inner::expire_locked(&mut st, now);
         let (id, deadline) = match st.queue.submit(req.choices.clone(), now) {
             Ok(v) => v,
             Err(_) => {
@@ -179,7 +196,8 @@ impl ConsentBroker {
     }
 }
 
-/// One pending consent request. Dropping it withdraws the request.
+/// One pending consent request. Dropping it withdraws the request; a ticket that is neither
+/// waited on nor dropped still times out 60 s after creation (expired on the next submit).
 pub struct ConsentTicket {
     inner: Arc<Inner>,
     id: ConsentId,
