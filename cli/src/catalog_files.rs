@@ -23,9 +23,11 @@ pub(crate) fn show(
 ) -> Result<ExitCode, CliError> {
     let mut caps: Vec<Capability> = Vec::new();
     let mut failed = false;
+    let mut left_out = 0;
     for path in files {
         match load(path) {
             Ok(listing) => {
+                left_out += listing.issues.len();
                 for issue in &listing.issues {
                     writeln!(err, "capbridge: {}: {issue}", path.display())?;
                 }
@@ -45,7 +47,7 @@ pub(crate) fn show(
         let v: Vec<Value> = catalog.entries().iter().map(entry_json).collect();
         writeln!(out, "{}", Value::Array(v))?;
     } else {
-        print_table(&catalog, out)?;
+        print_table(&catalog, left_out + catalog.issues().len(), out)?;
     }
     Ok(if failed {
         ExitCode::from(2)
@@ -160,7 +162,7 @@ fn entry_json(e: &capability_model::Entry) -> Value {
     v
 }
 
-fn print_table(catalog: &Catalog, out: &mut impl Write) -> std::io::Result<()> {
+fn print_table(catalog: &Catalog, left_out: usize, out: &mut impl Write) -> std::io::Result<()> {
     let rows: Vec<[String; 4]> = catalog
         .entries()
         .iter()
@@ -209,12 +211,7 @@ fn print_table(catalog: &Catalog, out: &mut impl Write) -> std::io::Result<()> {
             w2 = w[2]
         )?;
     }
-    writeln!(
-        out,
-        "{} tools, {} left out",
-        catalog.len(),
-        catalog.issues().len()
-    )
+    writeln!(out, "{} tools, {left_out} left out", catalog.len())
 }
 
 /// Control characters removed and the text cut to `max` characters, for a table cell.
