@@ -24,8 +24,12 @@ pub(crate) struct Shared {
     peer: PeerIdentity,
     /// Wakes the writer task (`notify_one`: it keeps a permit).
     writer: Notify,
-    /// Wakes receivers, producers waiting for room, and close waiters (`notify_waiters`).
-    changed: Notify,
+    /// Wakes receivers and close waiters (`notify_waiters`): a message arrived or the
+    /// channel closed.
+    readable: Notify,
+    /// Wakes producers waiting for room (`notify_waiters`): the backlog shrank or the
+    /// channel closed.
+    writable: Notify,
     /// Wakes a carrier reader waiting for the consumer to take messages.
     taken: Notify,
 }
@@ -36,7 +40,8 @@ impl Shared {
             core: Mutex::new(FlowCore::new(mode, peer.uid)),
             peer,
             writer: Notify::new(),
-            changed: Notify::new(),
+            readable: Notify::new(),
+            writable: Notify::new(),
             taken: Notify::new(),
         })
     }
@@ -51,12 +56,23 @@ impl Shared {
 
     /// Applies an inbound event, then wakes whoever may now have work.
     pub(crate) fn inbound(&self, event: impl FnOnce(&mut FlowCore, Instant)) {
-        {
+        let closed = {
             let mut core = self.lock();
+            let was_closed = core.is_closed();
             event(&mut core, now());
-        }
+            !was_closed && core.is_closed()
+        };
         self.writer.notify_one();
-        self.changed.notify_waiters();
+        self.readable.notify_waiters();
+        if closed {
+            self.writable.notify_waiters();
+        }
+    }
+
+    /// Wakes every waiter (after a state change that may have closed the channel).
+    fn wake_all(&self) {
+        self.readable.notify_waiters();
+        self.writable.notify_waiters();
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -78,10 +94,14 @@ impl Shared {
         }
     }
 
-    /// Waits until `ready` holds on the core, re-checking after every change.
-    async fn wait_until<T>(&self, mut ready: impl FnMut(&mut FlowCore) -> Option<T>) -> T {
+    /// Waits until `ready` holds on the core, re-checking whenever `notify` fires.
+    async fn wait_until<T>(
+        &self,
+        notify: &Notify,
+        mut ready: impl FnMut(&mut FlowCore) -> Option<T>,
+    ) -> T {
         loop {
-            let mut notified = pin!(self.changed.notified());
+            let mut notified = pin!(notify.notified());
             notified.as_mut().enable();
             if let Some(value) = ready(&mut self.lock()) {
                 return value;
@@ -91,7 +111,8 @@ impl Shared {
     }
 
     pub(crate) async fn closed(&self) -> CloseReason {
-        self.wait_until(|core| core.close_reason().cloned()).await
+        self.wait_until(&self.readable, |core| core.close_reason().cloned())
+            .await
     }
 }
 
@@ -130,21 +151,36 @@ impl Outbound for LinkOutbound {
 /// the timers, and stops once the core has nothing left to do on the carrier.
 pub(crate) async fn run_writer<O: Outbound>(shared: Arc<Shared>, mut outbound: O) {
     let mut needs_flush = false;
+    let mut closed = false;
+    // Wakes everyone once the channel turns closed, whoever closed it.
+    let note_closed = |core: &FlowCore, closed: &mut bool| {
+        if !*closed && core.is_closed() {
+            *closed = true;
+            shared.wake_all();
+        }
+    };
     loop {
         let action = {
             let mut core = shared.lock();
             let now = now();
             core.handle_timeout(now);
-            core.poll_action(now)
+            let action = core.poll_action(now);
+            note_closed(&core, &mut closed);
+            action
         };
         match action {
             Some(action) => {
                 let is_send = matches!(action, Action::Send(_));
+                if is_send {
+                    // The backlog just shrank: let producers queue more while this goes out.
+                    shared.writable.notify_waiters();
+                }
                 let result = outbound.perform(action).await;
                 needs_flush |= is_send;
                 let alive = result.is_ok() || outbound.is_alive();
-                shared.lock().on_action_result(result, alive, now());
-                shared.changed.notify_waiters();
+                let mut core = shared.lock();
+                core.on_action_result(result, alive, now());
+                note_closed(&core, &mut closed);
             }
             None => {
                 if needs_flush {
@@ -157,15 +193,15 @@ pub(crate) async fn run_writer<O: Outbound>(shared: Arc<Shared>, mut outbound: O
                         } else {
                             core.on_peer_died();
                         }
+                        note_closed(&core, &mut closed);
                     }
-                    shared.changed.notify_waiters();
                     continue;
                 }
                 let (finished, deadline) = {
                     let core = shared.lock();
+                    note_closed(&core, &mut closed);
                     (core.is_finished(), core.poll_timeout())
                 };
-                shared.changed.notify_waiters();
                 if finished {
                     break;
                 }
@@ -182,7 +218,7 @@ pub(crate) async fn run_writer<O: Outbound>(shared: Arc<Shared>, mut outbound: O
             }
         }
     }
-    shared.changed.notify_waiters();
+    shared.wake_all();
     shared.taken.notify_waiters();
 }
 
@@ -269,7 +305,7 @@ impl Channel {
         let result = shared.lock().enqueue(message.into());
         shared.writer.notify_one();
         if result.is_err() {
-            shared.changed.notify_waiters();
+            shared.wake_all();
         }
         result
     }
@@ -279,7 +315,7 @@ impl Channel {
     pub async fn recv(&self) -> Option<String> {
         let shared = self.shared();
         let message = shared
-            .wait_until(|core| match core.take_message() {
+            .wait_until(&shared.readable, |core| match core.take_message() {
                 Some(message) => Some(Some(message)),
                 None if core.is_closed() => Some(None),
                 None => None,
@@ -304,8 +340,9 @@ impl Channel {
     /// [`crate::limits::PRODUCER_HIGH_WATER_CHARS`] for streaming producers). Fails once the
     /// channel is closing.
     pub async fn await_writable(&self, max_queued_chars: usize) -> Result<(), SendError> {
-        self.shared()
-            .wait_until(|core| {
+        let shared = self.shared();
+        shared
+            .wait_until(&shared.writable, |core| {
                 if core.is_writable(max_queued_chars) {
                     Some(Ok(()))
                 } else if !core.accepts_messages() {
