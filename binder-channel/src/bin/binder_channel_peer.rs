@@ -8,7 +8,8 @@
 //! binder_channel_peer stream <uri> [--count N] [--size CHARS] [--expect-uid UID]
 //!     open, send N messages and ask for N back (both flow-controlled), close; `RESULT ok …`
 //! binder_channel_peer hang <uri> [--expect-uid UID]
-//!     open, send a few messages, print `READY`, then wait to be killed (peer-death test)
+//!     open, send a few messages, print `READY`, wait for the channel to end (peer-death
+//!     tests kill this process or its peer) and print `CLOSED <class>`
 //! binder_channel_peer leak <uri> <leak-name> [--expect-uid UID]
 //!     kernel Binder: open, register the provider's receiving end with the service manager as
 //!     <leak-name> for another process, print `LEAKED`, wait for the channel to close
@@ -16,6 +17,8 @@
 //!     kernel Binder: call `send` on the leaked receiving end from this process's UID
 //! binder_channel_peer echo-socket <path>
 //!     the benchmark baseline: a bare tokio Unix-socket line echo server
+//! binder_channel_peer as-uid <uid> <command…>
+//!     run <command…> as <uid> in this process (root only; for harnesses without `su`)
 //! ```
 //!
 //! `<uri>` is `binder://name` (kernel Binder) or `unix:///path?profile=android13plus#name`
@@ -43,6 +46,11 @@ type Failure = Box<dyn std::error::Error + Send + Sync>;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [as_uid, uid, rest @ ..] = args.as_slice()
+        && as_uid == "as-uid"
+    {
+        return exec_as(uid, rest);
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -60,6 +68,31 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `as-uid <uid> <command…>`: become `uid` (user and group, no supplementary groups) and run
+/// `<command…>` in this same process (same PID), so a test harness without `su` can start
+/// peers under different UIDs. Needs root.
+fn exec_as(uid: &str, rest: &[String]) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    let Ok(uid) = uid.parse::<u32>() else {
+        println!("RESULT fail as-uid: bad uid {uid}");
+        return ExitCode::FAILURE;
+    };
+    let program = match std::env::current_exe() {
+        Ok(program) => program,
+        Err(err) => {
+            println!("RESULT fail as-uid: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let err = std::process::Command::new(program)
+        .args(rest)
+        .uid(uid)
+        .gid(uid)
+        .exec();
+    println!("RESULT fail as-uid: {err}");
+    ExitCode::FAILURE
 }
 
 /// Command-line options after the positional arguments.
@@ -280,7 +313,8 @@ async fn hang(uri: rsbinder::Uri, options: &Options) -> Result<(), Failure> {
     send_sequence(&channel, HANG_MESSAGES, DEFAULT_SIZE).await?;
     println!("READY");
     let reason = channel.closed().await;
-    Err(format!("channel closed ({reason}) while waiting to be killed").into())
+    println!("CLOSED {}", reason.class());
+    Ok(())
 }
 
 async fn leak(uri: rsbinder::Uri, name: &str, options: &Options) -> Result<(), Failure> {

@@ -1,0 +1,167 @@
+#!/bin/sh
+# /init of the kernel-Binder VM (busybox sh, PID 1). Loads binder_linux, starts rsbinder's
+# service manager and runs binder-channel-v1 scenarios between processes of different UIDs.
+# Every result line starts with "BINDER-VM:"; run.sh on the host reads them off the serial
+# console. The machine powers off at the end whatever happens.
+
+export PATH=/bin
+PEER=/bin/binder_channel_peer
+PROVIDER_UID=1000
+CLIENT_UID=2000
+INTRUDER_UID=3000
+MESSAGES=${MESSAGES:-10000}
+WAIT_SECONDS=120
+
+passed=0
+failed=0
+
+say() { echo "BINDER-VM: $*"; }
+pass() { passed=$((passed + 1)); say "PASS $*"; }
+fail() { failed=$((failed + 1)); say "FAIL $*"; }
+
+finish() {
+    say "RESULT $passed passed, $failed failed"
+    sync
+    poweroff -f
+}
+
+# wait_for FILE PATTERN: wait until a line of FILE matches PATTERN (grep -E), at most
+# WAIT_SECONDS; prints the line.
+wait_for() {
+    i=0
+    while [ "$i" -lt $((WAIT_SECONDS * 10)) ]; do
+        line=$(grep -E -m1 "$2" "$1" 2>/dev/null)
+        if [ -n "$line" ]; then
+            echo "$line"
+            return 0
+        fi
+        usleep 100000
+        i=$((i + 1))
+    done
+    return 1
+}
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+say "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpu(s)"
+
+# ---- Binder ----
+if insmod /lib/modules/binder_linux.ko devices=binder,hwbinder,vndbinder; then
+    pass "insmod binder_linux devices=binder,hwbinder,vndbinder"
+else
+    fail "insmod binder_linux"
+    finish
+fi
+mkdir -p /dev/binderfs
+for dev in binder hwbinder vndbinder; do
+    if [ -c "/dev/$dev" ]; then
+        ln -sf "/dev/$dev" "/dev/binderfs/$dev"
+        chmod 0666 "/dev/$dev"
+    else
+        fail "/dev/$dev missing"
+    fi
+done
+[ -c /dev/binder ] || finish
+pass "/dev/binderfs/binder -> /dev/binder"
+
+/bin/rsb_hub --insecure-allow-all > /tmp/hub.log 2>&1 &
+HUB=$!
+i=0
+while [ "$i" -lt 50 ] && ! grep -q -i "ready\|listening\|context manager\|handle 0" /tmp/hub.log 2>/dev/null; do
+    usleep 100000
+    i=$((i + 1))
+done
+if kill -0 "$HUB" 2>/dev/null; then
+    pass "rsb_hub service manager running (pid $HUB)"
+else
+    fail "rsb_hub exited: $(cat /tmp/hub.log)"
+    finish
+fi
+
+# ---- provider ----
+start_provider() {
+    $PEER as-uid $PROVIDER_UID provide binder://mcp > /tmp/provider.log 2>&1 &
+    PROVIDER=$!
+    wait_for /tmp/provider.log '^READY|^RESULT' > /dev/null
+    grep -q '^READY' /tmp/provider.log
+}
+if start_provider; then
+    pass "provider serves IMcpService as uid $PROVIDER_UID"
+else
+    fail "provider did not start: $(cat /tmp/provider.log)"
+    finish
+fi
+
+# 1. open + flow-controlled streaming each way + close, across UIDs.
+start=$(date +%s)
+$PEER as-uid $CLIENT_UID stream binder://mcp --count "$MESSAGES" --expect-uid $PROVIDER_UID > /tmp/stream.log 2>&1
+status=$?
+result=$(grep '^RESULT' /tmp/stream.log)
+if [ "$status" -eq 0 ] && echo "$result" | grep -q "^RESULT ok sent=$MESSAGES received=$MESSAGES .*my_uid_seen_by_provider=$CLIENT_UID .*close=local"; then
+    pass "stream: $MESSAGES messages each way between uid $CLIENT_UID and uid $PROVIDER_UID in $(($(date +%s) - start)) s ($result)"
+else
+    fail "stream: status $status: $(cat /tmp/stream.log)"
+fi
+if line=$(wait_for /tmp/provider.log "^CLOSED .* uid=$CLIENT_UID") && echo "$line" | grep -q '^CLOSED remote'; then
+    pass "close: the provider saw the client's close ($line)"
+else
+    fail "close: provider log: $(cat /tmp/provider.log)"
+fi
+
+# 2. A second process with another UID calls send on the same channel: violation (CH-08).
+$PEER as-uid $CLIENT_UID leak binder://mcp leaked_end --expect-uid $PROVIDER_UID > /tmp/leak.log 2>&1 &
+LEAK=$!
+if wait_for /tmp/leak.log '^LEAKED|^RESULT' > /dev/null && grep -q '^LEAKED' /tmp/leak.log; then
+    $PEER as-uid $INTRUDER_UID intrude leaked_end > /tmp/intrude.log 2>&1
+    if line=$(wait_for /tmp/provider.log "^CLOSED violation uid=$CLIENT_UID") &&
+        echo "$line" | grep -q "WrongUid { expected: $CLIENT_UID, actual: $INTRUDER_UID }"; then
+        pass "uid mismatch: a call from uid $INTRUDER_UID closed uid $CLIENT_UID's channel ($line)"
+    else
+        fail "uid mismatch: provider: $(cat /tmp/provider.log) intruder: $(cat /tmp/intrude.log)"
+    fi
+    if wait_for /tmp/leak.log '^RESULT' > /dev/null && grep -q '^RESULT ok close=remote' /tmp/leak.log; then
+        pass "uid mismatch: the bound client was told (close remote)"
+    else
+        fail "uid mismatch: client: $(cat /tmp/leak.log)"
+    fi
+else
+    fail "uid mismatch: could not leak the channel: $(cat /tmp/leak.log)"
+fi
+kill -9 "$LEAK" 2>/dev/null
+
+# 3. The client dies: the provider's channel closes as peer_died (CH-42).
+before=$(grep -c '^CLOSED peer_died' /tmp/provider.log)
+$PEER as-uid $CLIENT_UID hang binder://mcp --expect-uid $PROVIDER_UID > /tmp/hang.log 2>&1 &
+HANG=$!
+if wait_for /tmp/hang.log '^READY|^RESULT' > /dev/null && grep -q '^READY' /tmp/hang.log; then
+    kill -9 "$HANG"
+    i=0
+    while [ "$i" -lt $((WAIT_SECONDS * 10)) ] && [ "$(grep -c '^CLOSED peer_died' /tmp/provider.log)" -le "$before" ]; do
+        usleep 100000
+        i=$((i + 1))
+    done
+    if [ "$(grep -c '^CLOSED peer_died' /tmp/provider.log)" -gt "$before" ]; then
+        pass "peer death: killed client -> provider closed peer_died"
+    else
+        fail "peer death (client): provider: $(cat /tmp/provider.log)"
+    fi
+else
+    fail "peer death (client): client did not open: $(cat /tmp/hang.log)"
+fi
+
+# 4. The provider dies: the client's channel closes as peer_died (CH-42).
+$PEER as-uid $CLIENT_UID hang binder://mcp --expect-uid $PROVIDER_UID > /tmp/hang2.log 2>&1 &
+if wait_for /tmp/hang2.log '^READY|^RESULT' > /dev/null && grep -q '^READY' /tmp/hang2.log; then
+    kill -9 "$PROVIDER"
+    if line=$(wait_for /tmp/hang2.log '^CLOSED') && [ "$line" = "CLOSED peer_died" ]; then
+        pass "peer death: killed provider -> client closed peer_died"
+    else
+        fail "peer death (provider): client: $(cat /tmp/hang2.log)"
+    fi
+else
+    fail "peer death (provider): client did not open: $(cat /tmp/hang2.log)"
+fi
+
+finish
