@@ -11,7 +11,7 @@ use std::hint::black_box;
 
 use capability_model::naming::{NameKey, assign};
 use capability_model::{Capability, CapabilityId, Catalog, ScopeEntry, SessionMode, ToolScope};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
 const PLUGINS: usize = 256;
@@ -89,10 +89,14 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.bench_function("build_and_filter_scope_32", |b| {
-        b.iter(|| {
-            let cat = Catalog::build(caps.clone());
-            black_box(cat.visible(&scope, SessionMode::Default).count())
-        })
+        b.iter_batched(
+            || caps.clone(),
+            |caps| {
+                let cat = Catalog::build(caps);
+                black_box(cat.visible(&scope, SessionMode::Default).count())
+            },
+            BatchSize::LargeInput,
+        )
     });
     g.finish();
 }

@@ -105,9 +105,11 @@ pub struct CatalogIssue {
 /// An immutable catalog snapshot (CAT-04: rebuilt whole on every change).
 #[derive(Debug, Default)]
 pub struct Catalog {
+    /// Sorted by name: lookups are binary searches, no key copies.
     entries: Vec<Entry>,
-    by_name: HashMap<String, usize>,
-    by_plugin_tool: HashMap<(String, String), Vec<usize>>,
+    /// Indices of plugin and ACI entries, sorted by (plugin, raw tool).
+    by_plugin_tool: Vec<usize>,
+    /// Indices of session and built-in entries (not subject to toolScope).
     unscoped: Vec<usize>,
     issues: Vec<CatalogIssue>,
 }
@@ -181,23 +183,20 @@ impl Catalog {
         );
         entries.sort_by(|a, b| a.name.cmp(&b.name));
 
-        let mut by_name = HashMap::with_capacity(entries.len());
-        let mut by_plugin_tool: HashMap<(String, String), Vec<usize>> = HashMap::new();
+        let mut by_plugin_tool = Vec::with_capacity(entries.len());
         let mut unscoped = Vec::new();
         for (i, e) in entries.iter().enumerate() {
-            by_name.insert(e.name.clone(), i);
-            let id = &e.capability.id;
-            match id.source {
-                Source::Mcp | Source::Aci => by_plugin_tool
-                    .entry((id.provider.clone(), id.name.clone()))
-                    .or_default()
-                    .push(i),
+            match e.capability.id.source {
+                Source::Mcp | Source::Aci => by_plugin_tool.push(i),
                 Source::SessionMcp | Source::Builtin => unscoped.push(i),
             }
         }
+        by_plugin_tool.sort_by(|&a, &b| {
+            let (x, y) = (&entries[a].capability.id, &entries[b].capability.id);
+            (x.provider.as_str(), x.name.as_str()).cmp(&(y.provider.as_str(), y.name.as_str()))
+        });
         Self {
             entries,
-            by_name,
             by_plugin_tool,
             unscoped,
             issues,
@@ -226,20 +225,37 @@ impl Catalog {
 
     /// Looks up a name in the whole catalog, ignoring scope and mode.
     pub fn get(&self, name: &str) -> Option<&Entry> {
-        self.by_name.get(name).map(|&i| &self.entries[i])
+        self.entries
+            .binary_search_by(|e| e.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.entries[i])
+    }
+
+    /// Entries of plugin or ACI tools with this (plugin, raw tool) pair (one per server).
+    fn plugin_tool<'a>(
+        &'a self,
+        plugin: &'a str,
+        tool: &'a str,
+    ) -> impl Iterator<Item = usize> + 'a {
+        let key = (plugin, tool);
+        let id = |i: usize| {
+            let id = &self.entries[i].capability.id;
+            (id.provider.as_str(), id.name.as_str())
+        };
+        let start = self.by_plugin_tool.partition_point(|&i| id(i) < key);
+        self.by_plugin_tool[start..]
+            .iter()
+            .copied()
+            .take_while(move |&i| id(i) == key)
     }
 
     /// The entry with this raw id, if any.
     pub fn by_id(&self, id: &CapabilityId) -> Option<&Entry> {
         match id.source {
             Source::Mcp | Source::Aci => self
-                .by_plugin_tool
-                .get(&(id.provider.clone(), id.name.clone()))
-                .and_then(|v| {
-                    v.iter()
-                        .map(|&i| &self.entries[i])
-                        .find(|e| &e.capability.id == id)
-                }),
+                .plugin_tool(&id.provider, &id.name)
+                .map(|i| &self.entries[i])
+                .find(|e| &e.capability.id == id),
             _ => self
                 .unscoped
                 .iter()
@@ -285,11 +301,7 @@ impl Catalog {
             Some(set) => {
                 let mut idx: Vec<usize> = set
                     .iter()
-                    .filter_map(|ScopeEntry { plugin, tool }| {
-                        self.by_plugin_tool.get(&(plugin.clone(), tool.clone()))
-                    })
-                    .flatten()
-                    .copied()
+                    .flat_map(|ScopeEntry { plugin, tool }| self.plugin_tool(plugin, tool))
                     .chain(self.unscoped.iter().copied())
                     .filter(|&i| Self::is_visible(&self.entries[i], scope, mode))
                     .collect();

@@ -232,20 +232,17 @@ pub fn assign(keys: &[NameKey]) -> Result<Vec<String>, NamingError> {
             hashes[i] = Some(h);
         }
     }
-    let mut count: HashMap<&str, usize> = HashMap::with_capacity(names.len());
+    // A name held by exactly one tool is final (CAT-14). Only those, and names accepted in
+    // earlier rounds, count as taken: a colliding base is held by nobody.
+    let mut round0: HashMap<&str, usize> = HashMap::with_capacity(names.len());
     for n in &names {
-        *count.entry(n.as_str()).or_insert(0) += 1;
+        *round0.entry(n.as_str()).or_insert(0) += 1;
     }
-    let mut taken: HashSet<String> = HashSet::with_capacity(names.len());
-    let mut pending: Vec<usize> = Vec::new();
-    for (i, n) in names.iter().enumerate() {
-        if count.get(n.as_str()).copied().unwrap_or(0) == 1 {
-            taken.insert(n.clone());
-        } else {
-            pending.push(i);
-        }
-    }
-    drop(count);
+    let mut pending: Vec<usize> = (0..names.len())
+        .filter(|&i| round0.get(names[i].as_str()).copied().unwrap_or(0) > 1)
+        .collect();
+    let mut accepted_earlier: HashSet<String> = HashSet::new();
+    let mut updates: Vec<(usize, String)> = Vec::new();
 
     // Forced suffixes for every member of a colliding group, escalating k.
     for &k in HASH_SUFFIX_ESCALATION.iter() {
@@ -266,15 +263,16 @@ pub fn assign(keys: &[NameKey]) -> Result<Vec<String>, NamingError> {
         let mut still = Vec::new();
         let mut accepted = Vec::new();
         for (&i, c) in pending.iter().zip(&candidates) {
-            if round.get(c.as_str()).copied().unwrap_or(0) == 1 && !taken.contains(c) {
+            let taken = round0.get(c.as_str()).copied() == Some(1) || accepted_earlier.contains(c);
+            if round.get(c.as_str()).copied().unwrap_or(0) == 1 && !taken {
                 accepted.push((i, c.clone()));
             } else {
                 still.push(i);
             }
         }
         for (i, c) in accepted {
-            taken.insert(c.clone());
-            names[i] = c;
+            accepted_earlier.insert(c.clone());
+            updates.push((i, c));
         }
         pending = still;
     }
@@ -282,6 +280,10 @@ pub fn assign(keys: &[NameKey]) -> Result<Vec<String>, NamingError> {
         return Err(NamingError::Unresolvable(
             HASH_SUFFIX_ESCALATION[HASH_SUFFIX_ESCALATION.len() - 1],
         ));
+    }
+    drop(round0);
+    for (i, c) in updates {
+        names[i] = c;
     }
     Ok(names)
 }
