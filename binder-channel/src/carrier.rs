@@ -18,7 +18,7 @@
 //! # Example: plugging a carrier in
 //!
 //! Establishment follows CH-05: the receiving end must exist before `open` is called, so a
-//! channel is built in two steps — [`Channel::prepare`] gives the [`InboundSender`] the stub
+//! channel is built in two steps — [`Channel::prepare`](crate::Channel::prepare) gives the [`InboundSender`] the stub
 //! forwards to (calls that arrive early are queued), and [`PendingChannel::attach`] adds the
 //! peer's [`Link`] once `open` has returned it.
 //!
