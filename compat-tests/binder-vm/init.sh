@@ -110,6 +110,34 @@ else
     fail "close: provider log: $(cat /tmp/provider.log)"
 fi
 
+# 1b. CH-47: three channels stream into the same provider process at once; its async Binder
+# buffer is shared by all of them, and none may fail.
+CONCURRENT=${CONCURRENT:-3000}
+for i in 1 2 3; do
+    $PEER as-uid $CLIENT_UID stream binder://mcp --count "$CONCURRENT" --expect-uid $PROVIDER_UID > "/tmp/concurrent$i.log" 2>&1 &
+    eval "C$i=\$!"
+done
+ok=0
+for i in 1 2 3; do
+    eval "pid=\$C$i"
+    if wait "$pid" && grep -q "^RESULT ok sent=$CONCURRENT received=$CONCURRENT .*close=local" "/tmp/concurrent$i.log"; then
+        ok=$((ok + 1))
+    else
+        say "concurrent client $i: $(cat /tmp/concurrent$i.log)"
+    fi
+done
+i=0
+while [ "$i" -lt $((WAIT_SECONDS * 10)) ] && [ "$(grep -c "^CLOSED remote uid=$CLIENT_UID" /tmp/provider.log)" -lt 4 ]; do
+    usleep 100000
+    i=$((i + 1))
+done
+closed=$(grep -c "^CLOSED remote uid=$CLIENT_UID" /tmp/provider.log)
+if [ "$ok" -eq 3 ] && [ "$closed" -eq 4 ]; then
+    pass "3 concurrent channels, $CONCURRENT messages each way each, all closed cleanly (CH-47)"
+else
+    fail "3 concurrent channels: $ok of 3 completed, provider closes: $(grep '^CLOSED' /tmp/provider.log)"
+fi
+
 # 2. A second process with another UID calls send on the same channel: violation (CH-08).
 $PEER as-uid $CLIENT_UID leak binder://mcp leaked_end --expect-uid $PROVIDER_UID > /tmp/leak.log 2>&1 &
 LEAK=$!

@@ -134,7 +134,7 @@ qemu_status=$?
 set -e
 elapsed=$(($(date +%s) - start))
 
-tr -d '\r' < "$serial" | grep '^BINDER-VM:' || true
+tr -d '\r' < "$serial" | grep -a -o 'BINDER-VM:.*' || true
 summary=$(tr -d '\r' < "$serial" | grep '^BINDER-VM: RESULT' | tail -1 || true)
 log "boot + run took ${elapsed}s (qemu exit $qemu_status)"
 if [ -z "$summary" ]; then
