@@ -21,7 +21,7 @@ async fn ch05_the_provider_binds_the_callers_kernel_uid_and_pid() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
 
     let client_uid = other_uid();
-    let client = Peer::spawn(&["hang", &uri_string(&path, "mcp")], client_uid);
+    let client = Peer::spawn(dir.path(), &["hang", &uri_string(&path, "mcp")], client_uid);
     let channel = incoming.accept().await.unwrap();
     assert_eq!(channel.peer().uid, client_uid);
     assert_eq!(

@@ -68,7 +68,7 @@ async fn ch42_client_killed_is_peer_died_on_the_provider() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
 
     let client_uid = other_uid();
-    let mut client = Peer::spawn(&["hang", &uri_string(&path, "mcp")], client_uid);
+    let mut client = Peer::spawn(dir.path(), &["hang", &uri_string(&path, "mcp")], client_uid);
     let channel = incoming.accept().await.unwrap();
     assert_eq!(channel.peer().uid, client_uid);
     client.expect("READY");

@@ -37,6 +37,20 @@ pub fn uri_string(path: &Path, name: &str) -> String {
     format!("unix://{}?profile=android13plus#{name}", path.display())
 }
 
+/// The peer program `uid` can run: the built binary, or a world-readable copy of it in `dir`.
+fn program_for(dir: &Path, uid: u32) -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_binder_channel_peer"));
+    if uid == my_uid() {
+        return built;
+    }
+    let copy = dir.join("binder_channel_peer");
+    if !copy.exists() {
+        std::fs::copy(&built, &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    copy
+}
+
 /// A running `binder_channel_peer`, killed when dropped.
 pub struct Peer {
     child: Child,
@@ -45,9 +59,10 @@ pub struct Peer {
 }
 
 impl Peer {
-    /// Starts `binder_channel_peer args…` as `uid`.
-    pub fn spawn(args: &[&str], uid: u32) -> Peer {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_binder_channel_peer"));
+    /// Starts `binder_channel_peer args…` as `uid`, from a copy in `dir` when `uid` is not
+    /// ours (the build directory may not be reachable by another user).
+    pub fn spawn(dir: &Path, args: &[&str], uid: u32) -> Peer {
+        let mut command = Command::new(program_for(dir, uid));
         command
             .args(args)
             .stdout(Stdio::piped())
@@ -120,7 +135,7 @@ pub fn spawn_provider(dir: &Path, name: &str, uid: u32, extra: &[&str]) -> (Peer
     let uri = uri_string(&path, name);
     let mut args = vec!["provide", uri.as_str()];
     args.extend_from_slice(extra);
-    let mut peer = Peer::spawn(&args, uid);
+    let mut peer = Peer::spawn(dir, &args, uid);
     peer.expect("READY");
     (peer, path)
 }
