@@ -68,11 +68,7 @@ pass "/dev/binderfs/binder -> /dev/binder"
 
 /bin/rsb_hub --insecure-allow-all > /tmp/hub.log 2>&1 &
 HUB=$!
-i=0
-while [ "$i" -lt 50 ] && ! grep -q -i "ready\|listening\|context manager\|handle 0" /tmp/hub.log 2>/dev/null; do
-    usleep 100000
-    i=$((i + 1))
-done
+usleep 300000
 if kill -0 "$HUB" 2>/dev/null; then
     pass "rsb_hub service manager running (pid $HUB)"
 else
@@ -81,11 +77,18 @@ else
 fi
 
 # ---- provider ----
+# The provider registers with rsb_hub; until the hub holds handle 0 that fails, so retry.
 start_provider() {
-    $PEER as-uid $PROVIDER_UID provide binder://mcp > /tmp/provider.log 2>&1 &
-    PROVIDER=$!
-    wait_for /tmp/provider.log '^READY|^RESULT' > /dev/null
-    grep -q '^READY' /tmp/provider.log
+    attempt=0
+    while [ "$attempt" -lt 20 ]; do
+        $PEER as-uid $PROVIDER_UID provide binder://mcp > /tmp/provider.log 2>&1 &
+        PROVIDER=$!
+        wait_for /tmp/provider.log '^READY|^RESULT' > /dev/null
+        grep -q '^READY' /tmp/provider.log && return 0
+        usleep 500000
+        attempt=$((attempt + 1))
+    done
+    return 1
 }
 if start_provider; then
     pass "provider serves IMcpService as uid $PROVIDER_UID"
