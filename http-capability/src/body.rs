@@ -82,8 +82,18 @@ pub fn truncate_body(text: &str, max_u16: usize) -> (String, bool) {
 /// `max_out` bytes. Compression stops as soon as the limit is passed, so an incompressible
 /// 16 MiB body costs about `max_out` bytes of work, not the whole body.
 pub fn gzip_text(text: &str, max_out: usize) -> Option<Vec<u8>> {
+    gzip_text_at(text, max_out, GZIP_LEVEL)
+}
+
+/// The gzip level used for `response_body_gz`: 1 (fastest). Measured on a 150,000-character
+/// body, level 6 is ~18× slower for output only ~1.5× smaller, and both are far below the
+/// 900 KiB cap (docs/perf/http-capability.md).
+pub const GZIP_LEVEL: u32 = 1;
+
+/// [`gzip_text`] at an explicit level (0–9).
+pub fn gzip_text_at(text: &str, max_out: usize, level: u32) -> Option<Vec<u8>> {
     const CHUNK: usize = 64 * 1024;
-    let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+    let mut enc = GzEncoder::new(Vec::new(), Compression::new(level.min(9)));
     for chunk in text.as_bytes().chunks(CHUNK) {
         enc.write_all(chunk).ok()?;
         if enc.get_ref().len() > max_out {
