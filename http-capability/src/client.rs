@@ -140,7 +140,7 @@ impl HttpExecutor {
             Ok(r) => tracing::info!(
                 capability = "http_request",
                 status = r.status_code,
-                body_u16 = r.response_body.len(),
+                body_bytes = r.response_body.len(),
                 truncated = r.truncated,
                 gz_bytes = r.response_body_gz.as_ref().map_or(0, Vec::len),
                 elapsed_ms,

@@ -1,5 +1,5 @@
 //! Name resolution under the network policy. Every new connection the HTTP client opens — the
-//! first request and each redirect hop — resolves its host through [`PolicyResolver`], which
+//! first request and each redirect hop — resolves its host through a policy resolver, which
 //! checks **every** returned address and hands the connector only checked addresses. There is
 //! no second lookup between check and connect, so DNS rebinding cannot slip a refused address
 //! in (issue 5 §3).

@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 use crate::body::BodyEncoding;
 use crate::render::{format_http, key, model_output};
 
-/// What `http_request` returns.
+/// What `http_request` returns. Serializes (serde) to exactly the ACI result map of
+/// [`HttpResult::to_aci_result`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpResult {
     /// The HTTP status code of the final response.
@@ -90,5 +91,11 @@ impl HttpResult {
             &self.render(),
             Some(Value::Object(self.to_map_without_gz())),
         )
+    }
+}
+
+impl serde::Serialize for HttpResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_aci_result().serialize(serializer)
     }
 }

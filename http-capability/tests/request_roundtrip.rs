@@ -114,6 +114,14 @@ async fn g_11_response_headers_are_lowercased_arrays_keeping_every_value() {
     assert_eq!(map["truncated"], false);
     assert_eq!(r.body_encoding, BodyEncoding::Text);
     assert!(map.get("body_encoding").is_none());
+    assert!(
+        map.get("response_body_gz").unwrap().is_string(),
+        "byte[] as base64"
+    );
+    assert_eq!(
+        serde_json::to_value(&r).unwrap(),
+        serde_json::Value::Object(map)
+    );
 }
 
 #[tokio::test]
