@@ -1,0 +1,54 @@
+//! # mcp-adapter
+//!
+//! AgentOS MCP plugins over binder-channel-v1, both sides (seed 000 §5, SPEC MCP-03..MCP-32):
+//!
+//! - **Provider** ([`McpServer`], [`McpToolRegistry`]): what `McpBinderService` does — tools
+//!   registered under the MCP-05 rules, `initialize` with revision negotiation, `tools/list`,
+//!   `tools/call` with argument validation before the handler, cancellation reaching the
+//!   handler, `notifications/tools/list_changed`, at most 8 calls in flight per server.
+//! - **Host** ([`McpClient`], [`McpSource`]): what the Extension Host's client does —
+//!   `initialize`, `tools/list` → [`capability_model::Capability`] records, `tools/call` with
+//!   timeout and cancellation, the four failure kinds of seed 000 §5.12 as [`ClientError`],
+//!   reconnect after the provider died, and [`capability_model::CapabilitySource`].
+//!
+//! The MCP shapes are rmcp's protocol model types (`rmcp::model`); JSON-RPC framing is
+//! binder-channel's [`binder_channel::jsonrpc`].
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use capability_model::{Annotations, ToolOutput};
+//! use mcp_adapter::{McpClient, McpServer};
+//! use serde_json::json;
+//!
+//! let server = McpServer::new("notes", |r| {
+//!     r.tool("note_count", None, "Count the notes.", json!({"type": "object"}),
+//!         Annotations { read_only_hint: Some(true), ..Annotations::default() },
+//!         |_, _| async { Ok(ToolOutput::json(json!({"count": 3}))) })?;
+//!     Ok(())
+//! })?;
+//! let (host_end, plugin_end) = binder_channel::memory::pair(1_000, 10_123)?;
+//! server.serve(plugin_end);
+//! let client = McpClient::connect(host_end).await?;
+//! let listing = client.list_capabilities("notes", "notes").await?;
+//! assert_eq!(listing.capabilities[0].id.name, "note_count");
+//! assert_eq!(listing.capabilities[0].annotations.read_only_hint, Some(true));
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod client;
+pub mod error;
+pub mod limits;
+pub mod protocol;
+pub mod provider;
+pub mod registry;
+pub mod slots;
+pub mod source;
+
+pub use client::McpClient;
+pub use error::ClientError;
+pub use provider::{GENERIC_FAILURE, McpServer};
+pub use registry::{HandlerError, McpToolRegistry, RegistryError, ToolFuture};
+pub use source::{Connector, McpSource};
