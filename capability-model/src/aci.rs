@@ -21,7 +21,7 @@ use crate::id::{CapabilityId, Source};
 use crate::issues::{IssueKind, ProviderIssue};
 use crate::limits::MAX_JSON_DEPTH;
 use crate::source::Listing;
-use crate::validate::{description_problem, json_depth, tool_name_problem};
+use crate::validate::{description_problem, exceeds_depth, tool_name_problem};
 
 /// The version every ACI capability carries (ACI-11).
 pub const ACI_CAPABILITY_VERSION: &str = "1.0";
@@ -123,7 +123,7 @@ pub fn capability_from_value(
     index: usize,
 ) -> Result<Capability, ProviderIssue> {
     let malformed = |msg: &str| ProviderIssue::new(IssueKind::MalformedEntry, msg.to_owned());
-    if json_depth(value) > MAX_JSON_DEPTH {
+    if exceeds_depth(value, MAX_JSON_DEPTH) {
         return Err(malformed("the capability is nested too deeply"));
     }
     let obj = value

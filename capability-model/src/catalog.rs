@@ -14,7 +14,6 @@
 //! assert!(cat.resolve("mcp__com_example_notes__main__add", &scope, SessionMode::Default).is_err());
 //! ```
 
-use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
@@ -23,10 +22,10 @@ use crate::capability::Capability;
 use crate::id::{CapabilityId, Source};
 use crate::issues::{IssueKind, ProviderIssue};
 use crate::limits::MAX_JSON_DEPTH;
-use crate::naming::{self, NameKey, NamingError};
+use crate::naming::{self, NameFamily, NameKeyRef};
 use crate::risk::Risk;
 use crate::scope::{ScopeEntry, SessionMode, ToolScope};
-use crate::validate::{json_depth, tool_name_problem};
+use crate::validate::{exceeds_depth, tool_name_problem};
 
 /// One named catalog entry.
 #[derive(Debug)]
@@ -58,7 +57,7 @@ impl Entry {
             Value::Object(m) => m.clone(),
             _ => return Err(ArgumentError("the arguments must be a JSON object".into())),
         };
-        if json_depth(arguments) > MAX_JSON_DEPTH {
+        if exceeds_depth(arguments, MAX_JSON_DEPTH) {
             return Err(ArgumentError(format!(
                 "the arguments are nested deeper than {MAX_JSON_DEPTH} levels"
             )));
@@ -120,69 +119,75 @@ impl Catalog {
     /// Names depend only on the set of ids (CAT-15); entries are sorted by name.
     pub fn build(capabilities: impl IntoIterator<Item = Capability>) -> Self {
         let mut issues = Vec::new();
-        let mut valid: Vec<Capability> = Vec::new();
+        let mut named: Vec<Capability> = Vec::new();
+        let mut builtin: Vec<Capability> = Vec::new();
         for cap in capabilities {
             match check(&cap) {
                 Some(issue) => issues.push(CatalogIssue {
                     id: cap.id.clone(),
                     issue,
                 }),
-                None => valid.push(cap),
+                None if cap.id.source == Source::Builtin => builtin.push(cap),
+                None => named.push(cap),
             }
         }
-        // Duplicate ids (CAT-16): every copy is left out, whatever the order.
-        let mut count: HashMap<&CapabilityId, usize> = HashMap::with_capacity(valid.len());
-        for c in &valid {
-            *count.entry(&c.id).or_insert(0) += 1;
+        let duplicate = |c: &Capability| CatalogIssue {
+            id: c.id.clone(),
+            issue: ProviderIssue::new(
+                IssueKind::DuplicateName,
+                "the same tool id was listed twice; every copy is left out",
+            )
+            .entry(&c.id.name),
+        };
+
+        // Naming finds repeated ids too (CAT-16): every copy is left out, whatever the order.
+        let assignment = {
+            let keys: Vec<NameKeyRef<'_>> = named.iter().map(name_key).collect();
+            naming::assign_lenient(&keys)
+        };
+        for &i in &assignment.duplicates {
+            issues.push(duplicate(&named[i]));
         }
-        let dups: HashSet<CapabilityId> = count
+        for &i in &assignment.unresolved {
+            issues.push(CatalogIssue {
+                id: named[i].id.clone(),
+                issue: ProviderIssue::new(
+                    IssueKind::DuplicateName,
+                    "tool names could not be made unique",
+                ),
+            });
+        }
+        // Entries in final-name order (the assignment already sorted them), built-ins merged in.
+        let mut slots: Vec<Option<(String, Capability)>> = assignment
+            .names
             .into_iter()
-            .filter(|&(_, n)| n > 1)
-            .map(|(id, _)| id.clone())
+            .zip(named)
+            .map(|(name, cap)| name.map(|n| (n, cap)))
             .collect();
-        let (named, builtin): (Vec<Capability>, Vec<Capability>) = valid
-            .into_iter()
-            .filter(|c| {
-                if dups.contains(&c.id) {
-                    issues.push(CatalogIssue {
-                        id: c.id.clone(),
-                        issue: ProviderIssue::new(
-                            IssueKind::DuplicateName,
-                            "the same tool id was listed twice; every copy is left out",
-                        )
-                        .entry(&c.id.name),
-                    });
-                    false
-                } else {
-                    true
-                }
-            })
-            .partition(|c| c.id.source != Source::Builtin);
-
-        let keys: Vec<NameKey> = named.iter().map(name_key).collect();
-        let mut entries: Vec<Entry> = Vec::with_capacity(named.len() + builtin.len());
-        match naming::assign(&keys) {
-            Ok(names) => {
-                entries.extend(names.into_iter().zip(named).map(|(n, c)| Entry::new(n, c)))
-            }
-            Err(e) => {
-                let msg = match e {
-                    NamingError::DuplicateId { .. } => "duplicate tool id",
-                    NamingError::Unresolvable(_) => "tool names could not be made unique",
-                };
-                issues.extend(named.into_iter().map(|c| CatalogIssue {
-                    id: c.id.clone(),
-                    issue: ProviderIssue::new(IssueKind::DuplicateName, msg),
-                }));
+        let mut entries: Vec<Entry> = Vec::with_capacity(assignment.sorted.len() + builtin.len());
+        for i in assignment.sorted {
+            if let Some((name, cap)) = slots[i].take() {
+                entries.push(Entry::new(name, cap));
             }
         }
-        entries.extend(
-            builtin
-                .into_iter()
-                .map(|c| Entry::new(c.id.name.clone(), c)),
-        );
-        entries.sort_by(|a, b| a.name.cmp(&b.name));
-
+        drop(slots);
+        // Built-ins keep their own names; repeats are left out like any other.
+        builtin.sort_by(|a, b| a.id.name.cmp(&b.id.name));
+        let mut builtin = builtin.into_iter().peekable();
+        while let Some(first) = builtin.next() {
+            let mut run = vec![first];
+            while let Some(next) = builtin.next_if(|c| c.id.name == run[0].id.name) {
+                run.push(next);
+            }
+            if run.len() == 1 {
+                let c = run.remove(0);
+                let pos = entries.partition_point(|e| e.name < c.id.name);
+                entries.insert(pos, Entry::new(c.id.name.clone(), c));
+            } else {
+                issues.extend(run.iter().map(duplicate));
+            }
+        }
+        debug_assert!(entries.is_sorted_by(|a, b| a.name < b.name));
         let mut by_plugin_tool = Vec::with_capacity(entries.len());
         let mut unscoped = Vec::new();
         for (i, e) in entries.iter().enumerate() {
@@ -340,10 +345,16 @@ impl Catalog {
     }
 }
 
-fn name_key(c: &Capability) -> NameKey {
-    match c.id.source {
-        Source::SessionMcp => NameKey::session(&c.id.server, &c.id.name),
-        _ => NameKey::plugin(&c.id.provider, &c.id.server, &c.id.name),
+fn name_key(c: &Capability) -> NameKeyRef<'_> {
+    let family = match c.id.source {
+        Source::SessionMcp => NameFamily::Session,
+        _ => NameFamily::Plugin,
+    };
+    NameKeyRef {
+        family,
+        plugin: &c.id.provider,
+        server: &c.id.server,
+        tool: &c.id.name,
     }
 }
 
@@ -384,7 +395,7 @@ fn shallow_schema_problem(schema: &Value) -> Option<&'static str> {
     if obj.get("type").and_then(Value::as_str) != Some("object") {
         return Some("the input schema's \"type\" is not \"object\"");
     }
-    if json_depth(schema) > MAX_JSON_DEPTH {
+    if exceeds_depth(schema, MAX_JSON_DEPTH) {
         return Some("the input schema is nested too deeply");
     }
     None

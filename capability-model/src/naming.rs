@@ -20,7 +20,7 @@
 //! assert_ne!(names[0], names[1]); // `.`-vs-`_` collision: both get a suffix
 //! ```
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use sha2::{Digest, Sha256};
 
@@ -83,36 +83,58 @@ impl NameKey {
         }
     }
 
+    /// A borrowed view of this key.
+    pub fn borrowed(&self) -> NameKeyRef<'_> {
+        NameKeyRef {
+            family: self.family,
+            plugin: &self.plugin,
+            server: &self.server,
+            tool: &self.tool,
+        }
+    }
+
     /// The untruncated sanitized name (`mcp__…` / `ses__…`).
     pub fn base(&self) -> String {
-        match self.family {
-            NameFamily::Plugin => {
-                let mut s = String::with_capacity(
-                    PLUGIN_PREFIX.len()
-                        + self.plugin.len()
-                        + self.server.len()
-                        + self.tool.len()
-                        + 4,
-                );
-                s.push_str(PLUGIN_PREFIX);
-                push_sanitized(&mut s, &self.plugin);
-                s.push_str(SEPARATOR);
-                push_sanitized(&mut s, &self.server);
-                s.push_str(SEPARATOR);
-                push_sanitized(&mut s, &self.tool);
-                s
-            }
-            NameFamily::Session => {
-                let mut s = String::with_capacity(
-                    SESSION_PREFIX.len() + self.server.len() + self.tool.len() + 2,
-                );
-                s.push_str(SESSION_PREFIX);
-                push_sanitized(&mut s, &self.server);
-                s.push_str(SEPARATOR);
-                push_sanitized(&mut s, &self.tool);
-                s
-            }
+        self.borrowed().base()
+    }
+
+    /// Lowercase hex SHA-256 over the raw names joined by U+0000 (CAT-13, SMS-10).
+    pub fn hash_hex(&self) -> String {
+        self.borrowed().hash_hex()
+    }
+}
+
+/// A [`NameKey`] borrowing its names (what the catalog names without copying).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NameKeyRef<'a> {
+    /// Naming family.
+    pub family: NameFamily,
+    /// Raw plugin name (ignored for session tools).
+    pub plugin: &'a str,
+    /// Raw server name.
+    pub server: &'a str,
+    /// Raw tool name.
+    pub tool: &'a str,
+}
+
+impl NameKeyRef<'_> {
+    /// The untruncated sanitized name (`mcp__…` / `ses__…`).
+    pub fn base(&self) -> String {
+        let (prefix, extra) = match self.family {
+            NameFamily::Plugin => (PLUGIN_PREFIX, self.plugin.len() + 2),
+            NameFamily::Session => (SESSION_PREFIX, 0),
+        };
+        let mut s =
+            String::with_capacity(prefix.len() + extra + self.server.len() + self.tool.len() + 2);
+        s.push_str(prefix);
+        if self.family == NameFamily::Plugin {
+            push_sanitized(&mut s, self.plugin);
+            s.push_str(SEPARATOR);
         }
+        push_sanitized(&mut s, self.server);
+        s.push_str(SEPARATOR);
+        push_sanitized(&mut s, self.tool);
+        s
     }
 
     /// Lowercase hex SHA-256 over the raw names joined by U+0000 (CAT-13, SMS-10).
@@ -126,6 +148,13 @@ impl NameKey {
         h.update([0u8]);
         h.update(self.tool.as_bytes());
         to_hex(&h.finalize())
+    }
+
+    fn identity(&self) -> (NameFamily, &str, &str, &str) {
+        match self.family {
+            NameFamily::Plugin => (self.family, self.plugin, self.server, self.tool),
+            NameFamily::Session => (self.family, "", self.server, self.tool),
+        }
     }
 }
 
@@ -187,11 +216,17 @@ fn with_suffix(base: &str, hash: &str, k: usize) -> String {
 /// The single-tool name for a key: the base, or base truncated with a 6-digit suffix when it
 /// is longer than 64 (CAT-10..CAT-13).
 pub fn single_name(key: &NameKey) -> String {
+    single_name_ref(&key.borrowed()).0
+}
+
+/// The round-0 name, and the hash when it had to be computed.
+fn single_name_ref(key: &NameKeyRef<'_>) -> (String, Option<String>) {
     let base = key.base();
     if base.len() <= TOOL_NAME_MAX {
-        base
+        (base, None)
     } else {
-        with_suffix(&base, &key.hash_hex(), HASH_SUFFIX_DEFAULT)
+        let h = key.hash_hex();
+        (with_suffix(&base, &h, HASH_SUFFIX_DEFAULT), Some(h))
     }
 }
 
@@ -206,86 +241,172 @@ pub fn session_name_of(server: &str, tool: &str) -> String {
 }
 
 /// Assigns final, pairwise-distinct names to a whole catalog (CAT-14..CAT-17). The result is
-/// in input order and depends only on the set of keys.
+/// in input order and depends only on the set of keys. A repeated key is an error (CAT-16).
 pub fn assign(keys: &[NameKey]) -> Result<Vec<String>, NamingError> {
-    let mut seen: HashSet<&NameKey> = HashSet::with_capacity(keys.len());
-    for k in keys {
-        if !seen.insert(k) {
-            return Err(NamingError::DuplicateId {
-                plugin: k.plugin.clone(),
-                server: k.server.clone(),
-                tool: k.tool.clone(),
-            });
-        }
+    let refs: Vec<NameKeyRef<'_>> = keys.iter().map(NameKey::borrowed).collect();
+    let a = assign_lenient(&refs);
+    if let Some(&i) = a.duplicates.iter().min() {
+        return Err(NamingError::DuplicateId {
+            plugin: keys[i].plugin.clone(),
+            server: keys[i].server.clone(),
+            tool: keys[i].tool.clone(),
+        });
     }
-
-    // Round 0: the single-tool names.
-    let bases: Vec<String> = keys.iter().map(NameKey::base).collect();
-    let mut hashes: Vec<Option<String>> = vec![None; keys.len()];
-    let mut names: Vec<String> = Vec::with_capacity(keys.len());
-    for (i, base) in bases.iter().enumerate() {
-        if base.len() <= TOOL_NAME_MAX {
-            names.push(base.clone());
-        } else {
-            let h = keys[i].hash_hex();
-            names.push(with_suffix(base, &h, HASH_SUFFIX_DEFAULT));
-            hashes[i] = Some(h);
-        }
-    }
-    // A name held by exactly one tool is final (CAT-14). Only those, and names accepted in
-    // earlier rounds, count as taken: a colliding base is held by nobody.
-    let mut round0: HashMap<&str, usize> = HashMap::with_capacity(names.len());
-    for n in &names {
-        *round0.entry(n.as_str()).or_insert(0) += 1;
-    }
-    let mut pending: Vec<usize> = (0..names.len())
-        .filter(|&i| round0.get(names[i].as_str()).copied().unwrap_or(0) > 1)
-        .collect();
-    let mut accepted_earlier: HashSet<String> = HashSet::new();
-    let mut updates: Vec<(usize, String)> = Vec::new();
-
-    // Forced suffixes for every member of a colliding group, escalating k.
-    for &k in HASH_SUFFIX_ESCALATION.iter() {
-        if pending.is_empty() {
-            break;
-        }
-        let candidates: Vec<String> = pending
-            .iter()
-            .map(|&i| {
-                let h = hashes[i].get_or_insert_with(|| keys[i].hash_hex());
-                with_suffix(&bases[i], h, k)
-            })
-            .collect();
-        let mut round: HashMap<&str, usize> = HashMap::with_capacity(candidates.len());
-        for c in &candidates {
-            *round.entry(c.as_str()).or_insert(0) += 1;
-        }
-        let mut still = Vec::new();
-        let mut accepted = Vec::new();
-        for (&i, c) in pending.iter().zip(&candidates) {
-            let taken = round0.get(c.as_str()).copied() == Some(1) || accepted_earlier.contains(c);
-            if round.get(c.as_str()).copied().unwrap_or(0) == 1 && !taken {
-                accepted.push((i, c.clone()));
-            } else {
-                still.push(i);
-            }
-        }
-        for (i, c) in accepted {
-            accepted_earlier.insert(c.clone());
-            updates.push((i, c));
-        }
-        pending = still;
-    }
-    if !pending.is_empty() {
+    if !a.unresolved.is_empty() {
         return Err(NamingError::Unresolvable(
             HASH_SUFFIX_ESCALATION[HASH_SUFFIX_ESCALATION.len() - 1],
         ));
     }
-    drop(round0);
-    for (i, c) in updates {
-        names[i] = c;
+    Ok(a.names.into_iter().flatten().collect())
+}
+
+/// The outcome of naming a set of keys that may hold repeats.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Assignment {
+    /// The final name of each key, in input order; `None` for repeated and unresolved keys.
+    pub names: Vec<Option<String>>,
+    /// Indices of keys that occur more than once: every copy is left unnamed (CAT-16), and the
+    /// others are named as if the repeated key were absent.
+    pub duplicates: Vec<usize>,
+    /// Indices of keys still colliding after a 24-digit suffix (CAT-16).
+    pub unresolved: Vec<usize>,
+    /// Indices of the named keys, sorted by final name.
+    pub sorted: Vec<usize>,
+}
+
+/// Names a catalog without failing on repeated keys (the catalog reports them as issues).
+///
+/// Works by sorting rather than hashing: one sort of the round-0 names finds the colliding
+/// groups (and, inside a group, repeated keys), and each escalation round sorts only the
+/// pending candidates.
+pub fn assign_lenient(keys: &[NameKeyRef<'_>]) -> Assignment {
+    let n = keys.len();
+    let mut hashes: Vec<Option<String>> = Vec::with_capacity(n);
+    let mut round0: Vec<String> = Vec::with_capacity(n);
+    for k in keys {
+        let (name, hash) = single_name_ref(k);
+        round0.push(name);
+        hashes.push(hash);
     }
-    Ok(names)
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_unstable_by(|&a, &b| round0[a].cmp(&round0[b]));
+
+    let mut duplicates = Vec::new();
+    let mut finals: Vec<usize> = Vec::with_capacity(n); // round-0 finals, in name order
+    let mut pending: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let mut j = i + 1;
+        while j < n && round0[order[j]] == round0[order[i]] {
+            j += 1;
+        }
+        if j - i == 1 {
+            finals.push(order[i]);
+        } else {
+            let run = &mut order[i..j];
+            run.sort_unstable_by(|&a, &b| keys[a].identity().cmp(&keys[b].identity()));
+            let mut members = Vec::new();
+            let mut k = 0;
+            while k < run.len() {
+                let mut l = k + 1;
+                while l < run.len() && keys[run[l]].identity() == keys[run[k]].identity() {
+                    l += 1;
+                }
+                if l - k > 1 {
+                    duplicates.extend_from_slice(&run[k..l]);
+                } else {
+                    members.push(run[k]);
+                }
+                k = l;
+            }
+            match members.len() {
+                0 => {}
+                1 => finals.push(members[0]),
+                _ => pending.extend(members),
+            }
+        }
+        i = j;
+    }
+    // `finals` is in name order: a binary search tells whether a name is already taken.
+    let is_final = |name: &str| {
+        finals
+            .binary_search_by(|&x| round0[x].as_str().cmp(name))
+            .is_ok()
+    };
+
+    let mut names: Vec<Option<String>> = vec![None; n];
+    let mut accepted: HashSet<String> = HashSet::new();
+    let mut forced: Vec<usize> = Vec::new();
+    // Forced suffixes for every member of a colliding group, escalating k (CAT-14).
+    for &k in HASH_SUFFIX_ESCALATION.iter() {
+        if pending.is_empty() {
+            break;
+        }
+        let mut cands: Vec<(String, usize)> = pending
+            .iter()
+            .map(|&i| {
+                let h = hashes[i].get_or_insert_with(|| keys[i].hash_hex());
+                (with_suffix(&keys[i].base(), h, k), i)
+            })
+            .collect();
+        cands.sort_unstable();
+        let mut still = Vec::new();
+        let mut round_accepted = Vec::new();
+        let mut a = 0;
+        while a < cands.len() {
+            let mut b = a + 1;
+            while b < cands.len() && cands[b].0 == cands[a].0 {
+                b += 1;
+            }
+            let c = &cands[a].0;
+            if b - a == 1 && !is_final(c) && !accepted.contains(c) {
+                round_accepted.push(a);
+            } else {
+                still.extend(cands[a..b].iter().map(|&(_, i)| i));
+            }
+            a = b;
+        }
+        for a in round_accepted {
+            let (c, i) = std::mem::take(&mut cands[a]);
+            accepted.insert(c.clone());
+            names[i] = Some(c);
+            forced.push(i);
+        }
+        pending = still;
+    }
+    let mut taken_round0 = vec![false; n];
+    for &f in &finals {
+        taken_round0[f] = true;
+    }
+    for (i, name) in round0.into_iter().enumerate() {
+        if taken_round0[i] {
+            names[i] = Some(name);
+        }
+    }
+    // Final order: the round-0 finals are sorted already; merge in the (few) forced names.
+    let name_of = |i: usize| names[i].as_deref().unwrap_or_default();
+    forced.sort_unstable_by(|&a, &b| name_of(a).cmp(name_of(b)));
+    let mut sorted = Vec::with_capacity(finals.len() + forced.len());
+    let (mut x, mut y) = (0, 0);
+    while x < finals.len() || y < forced.len() {
+        let take_final =
+            y == forced.len() || (x < finals.len() && name_of(finals[x]) < name_of(forced[y]));
+        if take_final {
+            sorted.push(finals[x]);
+            x += 1;
+        } else {
+            sorted.push(forced[y]);
+            y += 1;
+        }
+    }
+    duplicates.sort_unstable();
+    pending.sort_unstable();
+    Assignment {
+        names,
+        duplicates,
+        unresolved: pending,
+        sorted,
+    }
 }
 
 /// True when `name` is a valid final name: `^[A-Za-z0-9_-]{1,64}$` (CAT-17).

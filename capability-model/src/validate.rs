@@ -36,7 +36,7 @@ pub fn input_schema_problem(schema: &Value) -> Option<String> {
         Some(_) => return Some("the input schema's \"type\" is not \"object\"".into()),
         None => return Some("the input schema has no \"type\": \"object\"".into()),
     }
-    if json_depth(schema) > MAX_JSON_DEPTH {
+    if exceeds_depth(schema, MAX_JSON_DEPTH) {
         return Some(format!(
             "the input schema is nested deeper than {MAX_JSON_DEPTH} levels"
         ));
@@ -90,4 +90,17 @@ pub fn json_depth(value: &Value) -> usize {
         }
     }
     max
+}
+
+/// True when `value` nests deeper than `limit` levels. Recursion stops at the limit, so the
+/// stack stays bounded whatever the input, and no memory is allocated.
+pub fn exceeds_depth(value: &Value, limit: usize) -> bool {
+    if limit == 0 {
+        return true;
+    }
+    match value {
+        Value::Array(a) => a.iter().any(|x| exceeds_depth(x, limit - 1)),
+        Value::Object(o) => o.values().any(|x| exceeds_depth(x, limit - 1)),
+        _ => false,
+    }
 }
