@@ -336,3 +336,31 @@ fn catalog_names_are_independent_of_input_order() {
         .collect();
     assert_eq!(a, b);
 }
+
+#[test]
+fn cat_16_an_aci_and_an_mcp_tool_with_the_same_triple_are_both_left_out_alone() {
+    let aci = Capability::new(CapabilityId::new(Source::Aci, "aci.x", "svc", "t"), "A.");
+    let m = Capability::new(CapabilityId::new(Source::Mcp, "aci.x", "svc", "t"), "M.");
+    let c = Catalog::build(vec![aci, m, mcp("p", "u"), read_skill(), read_skill()]);
+    // Both copies of the shared triple and both read_skill copies are reported; the rest builds.
+    assert_eq!(names(c.entries().iter()), ["mcp__p__main__u"]);
+    assert_eq!(c.issues().len(), 4);
+}
+
+#[test]
+fn lookups_work_across_forced_suffixes_and_builtins() {
+    let c = Catalog::build(vec![
+        mcp("a.b", "t"),
+        mcp("a_b", "t"),
+        read_skill(),
+        mcp("z", "z"),
+        session("a"),
+    ]);
+    let all: Vec<&str> = names(c.entries().iter());
+    let mut sorted = all.clone();
+    sorted.sort();
+    assert_eq!(all, sorted);
+    for n in all {
+        assert_eq!(c.get(n).unwrap().name, n);
+    }
+}
