@@ -227,7 +227,10 @@ async fn serve_channel(channel: Channel) {
         }
     }
     let reason = channel.closed().await;
-    println!("CLOSED {} uid={uid} detail={reason:?}", reason.class());
+    println!(
+        "CLOSED {} uid={uid} received={received} detail={reason:?}",
+        reason.class()
+    );
 }
 
 /// A `seq` notification padded to exactly `size` characters when `size` allows.

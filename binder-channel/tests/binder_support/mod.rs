@@ -51,6 +51,26 @@ fn program_for(dir: &Path, uid: u32) -> PathBuf {
     copy
 }
 
+/// `ETXTBSY`: the program is open for writing somewhere.
+const EXECUTABLE_FILE_BUSY: i32 = 26;
+
+/// Spawns `command`, retrying while its program is "busy": a copy just written by one test can
+/// still be open for writing in a child another test forked at that moment, until that child
+/// execs.
+fn spawn_retrying(command: &mut Command) -> Child {
+    let mut attempts = 0;
+    loop {
+        match command.spawn() {
+            Ok(child) => return child,
+            Err(err) if err.raw_os_error() == Some(EXECUTABLE_FILE_BUSY) && attempts < 100 => {
+                attempts += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(err) => panic!("cannot start binder_channel_peer: {err}"),
+        }
+    }
+}
+
 /// A running `binder_channel_peer`, killed when dropped.
 pub struct Peer {
     child: Child,
@@ -70,7 +90,7 @@ impl Peer {
         if uid != my_uid() {
             command.uid(uid).gid(uid);
         }
-        let mut child = command.spawn().unwrap();
+        let mut child = spawn_retrying(&mut command);
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
