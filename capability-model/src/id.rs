@@ -30,6 +30,28 @@ impl Source {
     }
 }
 
+/// A source label that is none of `mcp`, `aci`, `session_mcp`, `builtin`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown capability source")]
+pub struct UnknownSource;
+
+impl std::str::FromStr for Source {
+    type Err = UnknownSource;
+
+    /// Parses the label [`Source::as_str`] writes.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [
+            Source::Mcp,
+            Source::Aci,
+            Source::SessionMcp,
+            Source::Builtin,
+        ]
+        .into_iter()
+        .find(|src| src.as_str() == s)
+        .ok_or(UnknownSource)
+    }
+}
+
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -86,6 +108,24 @@ impl CapabilityId {
     /// A per-session MCP server tool id (no plugin).
     pub fn session(server: impl Into<String>, tool: impl Into<String>) -> Self {
         Self::new(Source::SessionMcp, "", server, tool)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_labels_round_trip() {
+        for s in [
+            Source::Mcp,
+            Source::Aci,
+            Source::SessionMcp,
+            Source::Builtin,
+        ] {
+            assert_eq!(s.as_str().parse::<Source>(), Ok(s));
+        }
+        assert_eq!("MCP".parse::<Source>(), Err(UnknownSource));
     }
 }
 

@@ -40,7 +40,7 @@ pub mod validate;
 
 pub use capability::{AciFlag, AciInfo, AciParam, AciResultField, AciType, Capability};
 pub use catalog::{ArgumentError, Catalog, CatalogIssue, Entry, NotInCatalog};
-pub use id::{CapabilityId, Source};
+pub use id::{CapabilityId, Source, UnknownSource};
 pub use issues::{IssueKind, ProviderIssue};
 pub use output::{ContentBlock, ToolOutput};
 pub use risk::{Annotations, Risk};
