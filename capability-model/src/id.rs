@@ -111,6 +111,17 @@ impl CapabilityId {
     }
 }
 
+impl fmt::Display for CapabilityId {
+    /// `source:provider/server/name`, with the raw names (for logs; never a key).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}/{}/{}",
+            self.source, self.provider, self.server, self.name
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,16 +137,5 @@ mod tests {
             assert_eq!(s.as_str().parse::<Source>(), Ok(s));
         }
         assert_eq!("MCP".parse::<Source>(), Err(UnknownSource));
-    }
-}
-
-impl fmt::Display for CapabilityId {
-    /// `source:provider/server/name`, with the raw names (for logs; never a key).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}/{}/{}",
-            self.source, self.provider, self.server, self.name
-        )
     }
 }
