@@ -74,7 +74,7 @@
 
 use std::sync::{Arc, Weak};
 
-use crate::channel::Shared;
+use crate::channel::{Shared, Wakes};
 
 /// A failed outbound call on a [`Link`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -95,8 +95,9 @@ pub enum LinkError {
 /// The peer's receiving end: the three oneway calls of `IChannel` (CH-01).
 ///
 /// Calls must not block for long: a Binder oneway call returns once the kernel has the
-/// transaction. The channel's single writer task (CH-15) is the only caller, so calls on one
-/// link never overlap.
+/// transaction. Calls on one link never overlap (CH-15): the channel's writer task makes them,
+/// except that a consumer taking a message makes the ack that falls due itself when no other
+/// call is outstanding (so `ack` may come from any thread).
 pub trait Link: Send + Sync + 'static {
     /// `send(message)`, transaction 1: one complete JSON-RPC message.
     fn send(&self, message: &str) -> Result<(), LinkError>;
@@ -145,7 +146,9 @@ impl InboundSender {
     /// An inbound `send(message)` from `caller_uid`.
     pub fn send(&self, caller_uid: u32, message: String) {
         if let Some(shared) = self.shared.upgrade() {
-            shared.inbound(|core, _| core.on_send(caller_uid, message));
+            shared.inbound(Wakes::Receivers, |core, _| {
+                core.on_send(caller_uid, message)
+            });
         }
     }
 
@@ -153,7 +156,9 @@ impl InboundSender {
     /// may hold lone surrogates). Invalid UTF-16 closes the channel as a violation.
     pub fn send_utf16(&self, caller_uid: u32, units: &[u16]) {
         if let Some(shared) = self.shared.upgrade() {
-            shared.inbound(|core, _| core.on_send_utf16(caller_uid, units));
+            shared.inbound(Wakes::Receivers, |core, _| {
+                core.on_send_utf16(caller_uid, units)
+            });
         }
     }
 
@@ -161,21 +166,23 @@ impl InboundSender {
     pub fn close(&self, caller_uid: u32, reason: &str) {
         if let Some(shared) = self.shared.upgrade() {
             tracing::debug!(caller_uid, reason_len = reason.len(), "inbound close");
-            shared.inbound(|core, _| core.on_close(caller_uid));
+            shared.inbound(Wakes::All, |core, _| core.on_close(caller_uid));
         }
     }
 
     /// An inbound `ack(consumed)` from `caller_uid`.
     pub fn ack(&self, caller_uid: u32, consumed: i64) {
         if let Some(shared) = self.shared.upgrade() {
-            shared.inbound(|core, now| core.on_ack(caller_uid, consumed, now));
+            shared.inbound(Wakes::Writer, |core, now| {
+                core.on_ack(caller_uid, consumed, now)
+            });
         }
     }
 
     /// The peer died (death notification, `linkToDeath`) (CH-42).
     pub fn peer_died(&self) {
         if let Some(shared) = self.shared.upgrade() {
-            shared.inbound(|core, _| core.on_peer_died());
+            shared.inbound(Wakes::All, |core, _| core.on_peer_died());
         }
     }
 

@@ -1,8 +1,9 @@
 //! The async [`Channel`]: a thin tokio shell around [`FlowCore`] that works over any carrier.
 
+use std::fmt;
 use std::future::Future;
 use std::pin::pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use futures::Stream;
@@ -17,11 +18,48 @@ pub(crate) fn now() -> Instant {
     tokio::time::Instant::now().into_std()
 }
 
+/// Which waiters an inbound event can give something to do. Whatever the event, a channel
+/// that it closed wakes everyone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wakes {
+    /// A received message: receivers. The writer has nothing to do with it (an ack follows
+    /// only once the message is taken).
+    Receivers,
+    /// An ack: the writer (the window may have opened).
+    Writer,
+    /// Close, death, violations, failures: everyone.
+    All,
+}
+
+/// The peer's [`Link`] when the consumer may make due acks itself (see [`Channel::recv`]).
+#[derive(Default)]
+struct DirectAcks(OnceLock<Arc<dyn Link>>);
+
+impl fmt::Debug for DirectAcks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("DirectAcks")
+            .field(&self.0.get().is_some())
+            .finish()
+    }
+}
+
+/// What `recv` does about acks after taking a message.
+enum AckStep {
+    /// No ack is due.
+    Nothing,
+    /// An ack is due but the consumer cannot make it: the writer must.
+    WakeWriter,
+    /// The consumer makes this ack call itself (the core holds it as outstanding).
+    Direct(Arc<dyn Link>, i64),
+}
+
 /// State shared by the channel handles, the writer task and the carrier's inbound side.
 #[derive(Debug)]
 pub(crate) struct Shared {
     core: Mutex<FlowCore>,
     peer: PeerIdentity,
+    /// Set for [`Link`] carriers: acks are made by the consumer when the writer is idle.
+    direct_acks: DirectAcks,
     /// Wakes the writer task (`notify_one`: it keeps a permit).
     writer: Notify,
     /// Wakes receivers and close waiters (`notify_waiters`): a message arrived or the
@@ -39,6 +77,7 @@ impl Shared {
         Arc::new(Shared {
             core: Mutex::new(FlowCore::new(mode, peer.uid)),
             peer,
+            direct_acks: DirectAcks::default(),
             writer: Notify::new(),
             readable: Notify::new(),
             writable: Notify::new(),
@@ -54,18 +93,59 @@ impl Shared {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Applies an inbound event, then wakes whoever may now have work.
-    pub(crate) fn inbound(&self, event: impl FnOnce(&mut FlowCore, Instant)) {
+    /// Applies an inbound event, then wakes whoever may now have work: the waiters `wakes`
+    /// names, or everyone if the event closed the channel. (Each needless wake-up is a
+    /// context switch on the message path.)
+    pub(crate) fn inbound(&self, wakes: Wakes, event: impl FnOnce(&mut FlowCore, Instant)) {
         let closed = {
             let mut core = self.lock();
             let was_closed = core.is_closed();
             event(&mut core, now());
             !was_closed && core.is_closed()
         };
-        self.writer.notify_one();
-        self.readable.notify_waiters();
+        if closed || wakes != Wakes::Receivers {
+            self.writer.notify_one();
+        }
+        if closed || wakes != Wakes::Writer {
+            self.readable.notify_waiters();
+        }
         if closed {
             self.writable.notify_waiters();
+        }
+    }
+
+    /// Decides, under the lock that just took a message, who sends the ack that may be due.
+    fn ack_step(&self, core: &mut FlowCore, now: Instant) -> AckStep {
+        if !core.wants_ack(now) {
+            return AckStep::Nothing;
+        }
+        match self.direct_acks.0.get() {
+            Some(link) => match core.poll_ack_action(now) {
+                Some(Action::Ack(count)) => AckStep::Direct(link.clone(), count),
+                // Another call is outstanding: the writer sends the ack once it is done.
+                _ => AckStep::WakeWriter,
+            },
+            None => AckStep::WakeWriter,
+        }
+    }
+
+    /// Makes an ack call the core handed to the consumer, then wakes the writer if it may
+    /// have missed work while the call was outstanding (or must schedule a CH-33 retry).
+    fn direct_ack(&self, link: &dyn Link, count: i64) {
+        let result = link.ack(count);
+        let alive = result.is_ok() || link.is_alive();
+        let (wake_writer, closed) = {
+            let mut core = self.lock();
+            let was_closed = core.is_closed();
+            let now = now();
+            core.on_action_result(result, alive, now);
+            (core.driver_has_work(now), !was_closed && core.is_closed())
+        };
+        if wake_writer || closed {
+            self.writer.notify_one();
+        }
+        if closed {
+            self.wake_all();
         }
     }
 
@@ -302,8 +382,16 @@ impl Channel {
     /// would push the backlog past 4,194,304 units (CH-22; the channel closes with `failure`).
     pub fn send(&self, message: impl Into<String>) -> Result<(), SendError> {
         let shared = self.shared();
-        let result = shared.lock().enqueue(message.into());
-        shared.writer.notify_one();
+        let (result, awaits_ack) = {
+            let mut core = shared.lock();
+            let result = core.enqueue(message.into());
+            (result, core.awaits_ack())
+        };
+        // Behind a full window the writer can do nothing with the message until an ack
+        // arrives, and the ack wakes it: skip the needless wake-up.
+        if result.is_err() || !awaits_ack {
+            shared.writer.notify_one();
+        }
         if result.is_err() {
             shared.wake_all();
         }
@@ -312,18 +400,27 @@ impl Channel {
 
     /// The next received message, or `None` once the channel has closed and everything
     /// received before the close has been delivered (CH-41).
+    ///
+    /// Taking a message counts as processing it (CH-31). When that makes an ack due and no
+    /// other call is outstanding, `recv` makes the ack call itself (a oneway call that returns
+    /// at once) rather than waking the writer task for it: the ack reaches the sender one
+    /// task hand-off sooner. Calls on the carrier still never overlap (CH-15).
     pub async fn recv(&self) -> Option<String> {
         let shared = self.shared();
-        let message = shared
+        let (message, ack) = shared
             .wait_until(&shared.readable, |core| match core.take_message() {
-                Some(message) => Some(Some(message)),
-                None if core.is_closed() => Some(None),
+                Some(message) => Some((Some(message), shared.ack_step(core, now()))),
+                None if core.is_closed() => Some((None, AckStep::Nothing)),
                 None => None,
             })
             .await;
         if message.is_some() {
-            shared.writer.notify_one();
             shared.taken.notify_waiters();
+        }
+        match ack {
+            AckStep::Nothing => {}
+            AckStep::WakeWriter => shared.writer.notify_one(),
+            AckStep::Direct(link, count) => shared.direct_ack(link.as_ref(), count),
         }
         message
     }
@@ -397,11 +494,141 @@ impl Channel {
 impl PendingChannel {
     /// Adds the peer's receiving end and starts the writer task. Requires a tokio runtime.
     pub fn attach(self, link: Arc<dyn Link>) -> Result<Channel, AttachError> {
+        // A fresh shared state: the link cannot have been set before.
+        let _ = self.shared.direct_acks.0.set(link.clone());
         Channel::start(self.shared, LinkOutbound(link))
     }
 
     /// The identity bound to this channel.
     pub fn peer(&self) -> PeerIdentity {
         self.shared.peer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The async shell's wake-up shortcuts: the consumer's own acks and the writer left
+    //! asleep behind a full window. Paused tokio clock, current-thread runtime: nothing but
+    //! the test runs until it yields.
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::time::Duration;
+
+    use crate::memory::{PeerCall, scripted};
+    use crate::reason::{CloseReason, Failure};
+
+    const PEER: u32 = 10_123;
+
+    /// Lets the writer task run until it is idle (virtual time does not move).
+    async fn settle() {
+        for _ in 0..50 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ch31_recv_makes_the_due_ack_before_it_returns() {
+        let (channel, peer) = scripted(PEER).unwrap();
+        for i in 0..20 {
+            peer.send(format!("{i}"));
+        }
+        // No yield between here and the asserts: the writer task cannot have run.
+        for _ in 0..7 {
+            channel.recv().await.unwrap();
+        }
+        assert_eq!(peer.last_ack(), None, "7 of 20 processed: no ack due yet");
+        channel.recv().await.unwrap();
+        assert_eq!(
+            peer.last_ack(),
+            Some(8),
+            "the 8th message makes the ack due"
+        );
+        for _ in 8..20 {
+            channel.recv().await.unwrap();
+        }
+        assert_eq!(peer.last_ack(), Some(20), "drained");
+        let acks: Vec<i64> = peer
+            .calls()
+            .into_iter()
+            .filter_map(|call| match call {
+                PeerCall::Ack(count) => Some(count),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            acks,
+            vec![8, 16, 20],
+            "one call per ack, none repeated by the writer"
+        );
+        settle().await;
+        assert_eq!(
+            channel.stats().acks_sent,
+            3,
+            "the writer found nothing left to ack"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ch15_the_consumers_ack_and_the_writers_send_are_serialized() {
+        // The writer has a send queued but has not run yet: the consumer's ack goes first,
+        // and the send follows once the writer runs — one call at a time, each once. (With
+        // the writer mid-call, the core offers the consumer no ack: see flow's unit tests.)
+        let (channel, peer) = scripted(PEER).unwrap();
+        channel.send("out").unwrap();
+        peer.send("in");
+        channel.recv().await.unwrap();
+        assert_eq!(
+            peer.last_ack(),
+            Some(1),
+            "writer idle so far: recv acked itself"
+        );
+        settle().await;
+        assert_eq!(
+            peer.calls(),
+            vec![PeerCall::Ack(1), PeerCall::Send("out".into())]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ch20_a_message_queued_behind_a_full_window_goes_out_after_the_ack() {
+        let (channel, peer) = scripted(PEER).unwrap();
+        for i in 0..33 {
+            channel.send(format!("{i}")).unwrap();
+        }
+        settle().await;
+        assert_eq!(peer.sent().len(), 32, "the 33rd waits for the window");
+        // Queued while the writer is blocked on the window: it is not woken for these.
+        channel.send("33").unwrap();
+        channel.send("34").unwrap();
+        settle().await;
+        assert_eq!(peer.sent().len(), 32);
+        peer.ack(32);
+        settle().await;
+        assert_eq!(
+            peer.sent().len(),
+            35,
+            "the ack wakes the writer for all three"
+        );
+        assert_eq!(peer.sent().last().map(String::as_str), Some("34"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn ch23_queueing_behind_a_full_window_keeps_the_timer_from_the_first_block() {
+        let (channel, peer) = scripted(PEER).unwrap();
+        for i in 0..33 {
+            channel.send(format!("{i}")).unwrap();
+        }
+        settle().await;
+        let blocked_at = tokio::time::Instant::now();
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        channel.send("late").unwrap();
+        let reason = channel.closed().await;
+        assert_eq!(reason, CloseReason::Failure(Failure::AckTimeout));
+        assert_eq!(blocked_at.elapsed(), Duration::from_secs(30));
+        settle().await;
+        assert_eq!(
+            peer.calls().last(),
+            Some(&PeerCall::Close("failure".into()))
+        );
     }
 }

@@ -438,6 +438,41 @@ impl FlowCore {
         }
     }
 
+    /// The ack the CH-31 policy calls for now, if any, and only if no other action is
+    /// outstanding — for a driver that lets the consumer make the ack call itself right after
+    /// taking messages, instead of waking its writer. Calls still never overlap and keep the
+    /// order [`FlowCore::poll_action`] would give them (it, too, offers a due ack first).
+    /// Report the outcome with [`FlowCore::on_action_result`].
+    pub fn poll_ack_action(&mut self, now: Instant) -> Option<Action> {
+        if self.outstanding.is_some() {
+            return None;
+        }
+        self.poll_ack(now)
+    }
+
+    /// True when [`FlowCore::poll_action`] or the timers may have something for the driver:
+    /// the channel is closing or closed, messages are queued, an ack is due, or a failed ack
+    /// waits for its retry. False means a writer that found an action outstanding and went
+    /// to sleep has missed nothing.
+    pub fn driver_has_work(&self, now: Instant) -> bool {
+        !matches!(self.phase, Phase::Open)
+            || !self.backlog.is_empty()
+            || self.ack_retry.is_some()
+            || self.ack_due(now)
+    }
+
+    /// True while the CH-20 window holds back the next queued message and the CH-23 timer
+    /// runs: only an ack (or the timer) gives the driver something to do, so a message queued
+    /// behind it does not need to wake the driver.
+    pub fn awaits_ack(&self) -> bool {
+        self.mode == FlowMode::Credit && self.blocked_since.is_some()
+    }
+
+    /// True when a CH-31 ack is due now (see [`FlowCore::poll_ack_action`]).
+    pub fn wants_ack(&self, now: Instant) -> bool {
+        self.ack_due(now)
+    }
+
     /// Reports the outcome of the last [`Action`]. `peer_alive` is the carrier's liveness
     /// check (`isBinderAlive`); a failed oneway call alone is not proof of death (CH-43).
     pub fn on_action_result(
@@ -670,33 +705,42 @@ impl FlowCore {
         self.inbox.push_back((message, chars));
     }
 
-    fn poll_ack(&mut self, now: Instant) -> Option<Action> {
-        if self.mode != FlowMode::Credit {
-            return None;
+    /// True when the CH-31 policy calls for an ack now: 8 messages or 8,192 chars processed
+    /// since the last ack, or everything received has been processed — unless a failed ack
+    /// is waiting for its CH-33 retry time.
+    fn ack_due(&self, now: Instant) -> bool {
+        if self.mode != FlowMode::Credit
+            || !matches!(self.phase, Phase::Open | Phase::Flushing { .. })
+        {
+            return false;
         }
         if self.ack_retry.is_some_and(|r| r.at > now) {
-            return None;
+            return false;
         }
         let processed = self.stats.processed;
         let acked = self.acked_count();
         if processed <= acked {
-            return None;
+            return false;
         }
         let chars = self.processed_chars - self.acked_chars;
         let drained = processed == self.stats.received;
-        // CH-31: 8 messages, 8,192 chars, or everything received has been processed.
-        if processed - acked >= ACK_EVERY_MESSAGES || chars >= ACK_EVERY_CHARS || drained {
-            let covers = usize::try_from(processed - acked).unwrap_or(usize::MAX);
-            let covers_chars = self.unacked_lens.iter().take(covers).sum();
-            self.outstanding = Some(Outstanding::Ack {
-                count: processed,
-                chars: self.processed_chars,
-                covers,
-                covers_chars,
-            });
-            return Some(Action::Ack(i64::try_from(processed).unwrap_or(i64::MAX)));
+        processed - acked >= ACK_EVERY_MESSAGES || chars >= ACK_EVERY_CHARS || drained
+    }
+
+    fn poll_ack(&mut self, now: Instant) -> Option<Action> {
+        if !self.ack_due(now) {
+            return None;
         }
-        None
+        let processed = self.stats.processed;
+        let covers = usize::try_from(processed - self.acked_count()).unwrap_or(usize::MAX);
+        let covers_chars = self.unacked_lens.iter().take(covers).sum();
+        self.outstanding = Some(Outstanding::Ack {
+            count: processed,
+            chars: self.processed_chars,
+            covers,
+            covers_chars,
+        });
+        Some(Action::Ack(i64::try_from(processed).unwrap_or(i64::MAX)))
     }
 
     fn window_blocked(&self) -> bool {
@@ -762,8 +806,78 @@ mod tests {
 
     use proptest::prelude::*;
 
-    use super::{COUNT_BLOCK_BYTES, utf16_units};
+    use std::time::Instant;
+
+    use super::{Action, COUNT_BLOCK_BYTES, FlowCore, FlowMode, utf16_units};
     use crate::text::utf16_len;
+
+    const PEER: u32 = 10_123;
+
+    #[test]
+    fn ch15_no_ack_is_offered_while_another_call_is_outstanding() {
+        let now = Instant::now();
+        let mut core = FlowCore::new(FlowMode::Credit, PEER);
+        core.enqueue("out".to_owned()).unwrap();
+        assert_eq!(core.poll_action(now), Some(Action::Send("out".into())));
+        core.on_send(PEER, "in".to_owned());
+        assert_eq!(core.take_message().as_deref(), Some("in"));
+        assert!(core.wants_ack(now), "drained: an ack is due (CH-31)");
+        assert_eq!(core.poll_ack_action(now), None, "the send is outstanding");
+        core.on_action_result(Ok(()), true, now);
+        assert_eq!(core.poll_ack_action(now), Some(Action::Ack(1)));
+        assert_eq!(core.poll_action(now), None, "the ack is outstanding");
+        core.on_action_result(Ok(()), true, now);
+        assert!(!core.wants_ack(now));
+        assert!(!core.driver_has_work(now));
+    }
+
+    #[test]
+    fn ch33_no_ack_is_offered_before_its_retry_time() {
+        let now = Instant::now();
+        let mut core = FlowCore::new(FlowMode::Credit, PEER);
+        core.on_send(PEER, "in".to_owned());
+        core.take_message();
+        assert_eq!(core.poll_ack_action(now), Some(Action::Ack(1)));
+        core.on_action_result(Err(crate::LinkError::DeadObject), true, now);
+        assert!(!core.wants_ack(now), "10 ms backoff");
+        assert_eq!(core.poll_ack_action(now), None);
+        assert!(
+            core.driver_has_work(now),
+            "the writer must schedule the retry"
+        );
+        let later = now + crate::limits::RETRY_BACKOFF[0];
+        assert_eq!(core.poll_ack_action(later), Some(Action::Ack(1)));
+    }
+
+    #[test]
+    fn ch20_awaits_ack_only_while_the_window_blocks_the_next_message() {
+        let now = Instant::now();
+        let mut core = FlowCore::new(FlowMode::Credit, PEER);
+        for _ in 0..3 {
+            core.enqueue("x".repeat(16_000)).unwrap();
+        }
+        assert!(!core.awaits_ack(), "nothing polled yet");
+        assert!(matches!(core.poll_action(now), Some(Action::Send(_))));
+        core.on_action_result(Ok(()), true, now);
+        assert!(matches!(core.poll_action(now), Some(Action::Send(_))));
+        core.on_action_result(Ok(()), true, now);
+        assert!(
+            !core.awaits_ack(),
+            "not blocked until the driver polls again"
+        );
+        assert_eq!(
+            core.poll_action(now),
+            None,
+            "2 × 16,000 in flight: the third waits"
+        );
+        assert!(core.awaits_ack());
+        core.on_ack(PEER, 1, now);
+        assert!(!core.awaits_ack(), "the ack opened the window");
+        assert!(core.driver_has_work(now));
+        let mut stream = FlowCore::new(FlowMode::Stream, PEER);
+        stream.enqueue("x".to_owned()).unwrap();
+        assert!(!stream.awaits_ack());
+    }
 
     #[test]
     fn counts_utf16_units_of_every_utf8_width() {

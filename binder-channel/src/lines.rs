@@ -27,7 +27,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::net::{TcpStream, UnixStream};
 
 use crate::carrier::{AttachError, LinkError, PeerIdentity};
-use crate::channel::{Channel, Outbound, Shared};
+use crate::channel::{Channel, Outbound, Shared, Wakes};
 use crate::flow::{Action, FlowMode};
 use crate::limits::{LINE_READ_AHEAD_MESSAGES, MAX_LINE_BYTES};
 use crate::reason::{Failure, Violation};
@@ -203,22 +203,26 @@ async fn read_lines<R: AsyncRead + Unpin>(shared: Arc<Shared>, reader: R, uid: u
                 match std::str::from_utf8(&line) {
                     Ok(text) => {
                         let text = text.to_owned();
-                        shared.inbound(|core, _| core.on_send(uid, text));
+                        shared.inbound(Wakes::Receivers, |core, _| core.on_send(uid, text));
                     }
                     Err(_) => {
-                        shared.inbound(|core, _| core.on_violation(Violation::InvalidText));
+                        shared.inbound(Wakes::All, |core, _| {
+                            core.on_violation(Violation::InvalidText)
+                        });
                         break;
                     }
                 }
             }
             Ok(LineRead::Eof) => {
                 // End of stream is the peer's close; a trailing unterminated line is dropped.
-                shared.inbound(|core, _| core.on_close(uid));
+                shared.inbound(Wakes::All, |core, _| core.on_close(uid));
                 break;
             }
             Ok(LineRead::TooLong) => {
                 tracing::warn!(peer_uid = uid, limit_bytes = MAX_LINE_BYTES, "endless line");
-                shared.inbound(|core, _| core.on_violation(Violation::EndlessLine));
+                shared.inbound(Wakes::All, |core, _| {
+                    core.on_violation(Violation::EndlessLine)
+                });
                 break;
             }
             Err(err) => {
@@ -228,7 +232,7 @@ async fn read_lines<R: AsyncRead + Unpin>(shared: Arc<Shared>, reader: R, uid: u
                         | io::ErrorKind::ConnectionAborted
                         | io::ErrorKind::BrokenPipe
                 );
-                shared.inbound(|core, _| {
+                shared.inbound(Wakes::All, |core, _| {
                     if died {
                         core.on_peer_died();
                     } else {
