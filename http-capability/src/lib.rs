@@ -18,6 +18,12 @@
 //!   result from capbridge or from a real ACI provider, decompressing `response_body_gz` with a
 //!   hard bound so a gzip bomb cannot expand past 150,000 characters.
 //! - [`ConsentSummary`] is what the "allow once / deny" card shows (HTTP-10).
+//! - [`HttpCapabilitySource`] offers the capability as a
+//!   [`capability_model::CapabilitySource`] of built-ins.
+//!
+//! Redirects: issue 5 asks for up to 5 redirects followed by hand (the default); SPEC HTTP-12
+//! proposes returning every 3xx as-is, which `HttpConfig { max_redirects: 0, .. }` gives.
+//! The executor runs on Tokio (reqwest): call it from inside a Tokio runtime.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
