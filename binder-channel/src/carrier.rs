@@ -101,6 +101,11 @@ pub enum LinkError {
 pub trait Link: Send + Sync + 'static {
     /// `send(message)`, transaction 1: one complete JSON-RPC message.
     fn send(&self, message: &str) -> Result<(), LinkError>;
+    /// `send(message)` handing over the message itself. The writer calls this one; override it
+    /// when the carrier can keep the `String` (an in-process carrier) to save a copy.
+    fn send_owned(&self, message: String) -> Result<(), LinkError> {
+        self.send(&message)
+    }
     /// `close(reason)`, transaction 2. `reason` is a CH-45 class name.
     fn close(&self, reason: &str) -> Result<(), LinkError>;
     /// `ack(consumed)`, transaction 3: cumulative count of messages processed.

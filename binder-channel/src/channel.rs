@@ -212,7 +212,7 @@ struct LinkOutbound(Arc<dyn Link>);
 impl Outbound for LinkOutbound {
     async fn perform(&mut self, action: Action) -> Result<(), LinkError> {
         match action {
-            Action::Send(message) => self.0.send(&message),
+            Action::Send(message) => self.0.send_owned(message),
             Action::Ack(count) => self.0.ack(count),
             Action::Close(reason) => self.0.close(reason),
         }

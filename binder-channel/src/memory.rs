@@ -32,8 +32,12 @@ impl MemoryLink {
 
 impl Link for MemoryLink {
     fn send(&self, message: &str) -> Result<(), LinkError> {
+        self.send_owned(message.to_owned())
+    }
+
+    fn send_owned(&self, message: String) -> Result<(), LinkError> {
         self.check()?;
-        self.peer.send(self.own_uid, message.to_owned());
+        self.peer.send(self.own_uid, message);
         Ok(())
     }
 
