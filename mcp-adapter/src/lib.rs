@@ -51,4 +51,4 @@ pub use client::McpClient;
 pub use error::ClientError;
 pub use provider::{GENERIC_FAILURE, McpServer};
 pub use registry::{HandlerError, McpToolRegistry, RegistryError, ToolFuture};
-pub use source::{Connector, McpSource};
+pub use source::{Connector, McpSource, binder_connector};

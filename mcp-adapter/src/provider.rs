@@ -169,6 +169,20 @@ impl McpServer {
         })
     }
 
+    /// Serves every channel a binder-channel `IMcpService` opens (see
+    /// [`binder_channel::binder::serve_channels`]), until the service goes away.
+    pub fn serve_incoming(
+        &self,
+        mut incoming: binder_channel::binder::IncomingChannels,
+    ) -> tokio::task::JoinHandle<()> {
+        let server = self.clone();
+        tokio::spawn(async move {
+            while let Some(channel) = incoming.accept().await {
+                server.serve(channel);
+            }
+        })
+    }
+
     /// Re-runs the registration and sends `notifications/tools/list_changed` to every
     /// initialized client (MCP-10). On a registration error the served tools stay as they
     /// were and nothing is sent.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use binder_channel::Channel;
+use binder_channel::binder::{ConnectOptions, ServiceKind};
 use capability_model::{
     CallError, CancelToken, CapabilityId, CapabilitySource, ListError, Listing, Source, ToolOutput,
 };
@@ -103,20 +104,42 @@ impl McpSource {
     }
 }
 
+/// Opens channels to the `IMcpService` at `uri` through the rsbinder carrier (kernel Binder
+/// `binder://name`, or rsbinder RPC on Linux hosts, see [`binder_channel::binder::rpc_uri`]).
+/// Failures are reported as the reason `connect_failed`.
+pub fn binder_connector(uri: rsbinder::Uri) -> Connector {
+    Arc::new(move || {
+        let uri = uri.clone();
+        Box::pin(async move {
+            binder_channel::binder::connect(uri, ServiceKind::Mcp, ConnectOptions::default())
+                .await
+                .map(|opened| opened.channel)
+                .map_err(|e| {
+                    tracing::info!(error = %e, "mcp provider connect failed");
+                    "connect_failed".to_owned()
+                })
+        })
+    })
+}
+
 /// Closes `client` once nothing has used it for `idle` (MCP-27 step 4).
 async fn close_when_idle(client: McpClient, idle: Duration) {
     loop {
         if client.is_closed() {
             return;
         }
+        let now = tokio::time::Instant::now();
         let due = client.last_used() + idle;
-        if tokio::time::Instant::now() >= due && client.requests_in_flight() == 0 {
+        if now < due {
+            tokio::time::sleep_until(due).await;
+        } else if client.requests_in_flight() > 0 {
+            // A long call is not idleness; its end touches the connection again.
+            tokio::time::sleep(idle).await;
+        } else {
             tracing::debug!("closing an idle mcp connection");
             client.close().await;
             return;
         }
-        tokio::time::sleep_until(due.max(tokio::time::Instant::now() + Duration::from_millis(1)))
-            .await;
     }
 }
 
