@@ -100,38 +100,15 @@ pub fn is_local_host(host: &str) -> bool {
     h == "localhost" || h.ends_with(".localhost") || h == "local" || h.ends_with(".local")
 }
 
-/// SEC-04 sanitizer for third-party text in consent UI: whitespace → space; drop `Cc`
-/// controls, bidi controls and zero-width characters; collapse whitespace; trim; truncate to
-/// [`CONSENT_FIELD_MAX_CP`] code points with `…`; wrap in `「…」`.
+/// SEC-04 sanitizer for third-party text in consent UI (the permissions crate's, so every
+/// consent card frames text the same way): whitespace collapsed; controls, bidi controls and
+/// zero-width characters dropped; truncated to [`CONSENT_FIELD_MAX_CP`] code points with `…`;
+/// wrapped in `「…」`.
 pub fn sanitize(s: &str) -> String {
-    let mapped: String = s
-        .chars()
-        .filter_map(|c| {
-            if c.is_whitespace() {
-                Some(' ')
-            } else if c.is_control() || is_bidi_control(c) || is_zero_width(c) {
-                None
-            } else {
-                Some(c)
-            }
-        })
-        .collect();
-    let collapsed = mapped
-        .split(' ')
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut out: String = collapsed.chars().take(CONSENT_FIELD_MAX_CP).collect();
-    if collapsed.chars().nth(CONSENT_FIELD_MAX_CP).is_some() {
-        out.push('…');
-    }
-    format!("「{out}」")
-}
-
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-}
-
-fn is_zero_width(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
+    permissions::sanitize::sanitize_field(
+        s,
+        permissions::sanitize::SanitizeConfig {
+            field_max_cp: CONSENT_FIELD_MAX_CP,
+        },
+    )
 }
