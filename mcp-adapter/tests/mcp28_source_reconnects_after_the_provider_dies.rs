@@ -1,6 +1,6 @@
 //! MCP-28 through the `CapabilitySource`: a provider killed mid-call ends that call as
 //! `Closed{dispatched: true}`; the next call connects again and succeeds (never retried
-//! automatically, MCP-25).
+//! automatically, MCP-25: the killed call ran once and is not sent again).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -21,6 +21,8 @@ use tokio::sync::Notify;
 async fn mcp28_death_mid_call_then_reconnect_on_next_use() {
     let entered = Arc::new(Notify::new());
     let e2 = entered.clone();
+    let hang_runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let h2 = hang_runs.clone();
     let server = McpServer::new("notes", move |r| {
         r.tool(
             "quick",
@@ -30,7 +32,7 @@ async fn mcp28_death_mid_call_then_reconnect_on_next_use() {
             Annotations::default(),
             |_, _| async { Ok(ToolOutput::text("quick")) },
         )?;
-        let e2 = e2.clone();
+        let (e2, h2) = (e2.clone(), h2.clone());
         r.tool(
             "hang",
             None,
@@ -39,6 +41,7 @@ async fn mcp28_death_mid_call_then_reconnect_on_next_use() {
             Annotations::default(),
             move |_, c| {
                 let e2 = e2.clone();
+                h2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 async move {
                     e2.notify_one();
                     c.cancelled().await;
@@ -89,6 +92,11 @@ async fn mcp28_death_mid_call_then_reconnect_on_next_use() {
         .unwrap();
     assert_eq!(out.joined_text(), "quick");
     assert_eq!(deaths.lock().unwrap().len(), 2, "one new connection");
+    assert_eq!(
+        hang_runs.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "never retried (MCP-25)"
+    );
 }
 
 #[tokio::test]
