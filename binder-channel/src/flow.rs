@@ -28,37 +28,7 @@ use crate::limits::{
     VIOLATION_UNACKED_CHARS, VIOLATION_UNACKED_MESSAGES,
 };
 use crate::reason::{CloseClass, CloseReason, Failure, SendError, Violation};
-use crate::text::decode_utf16_strict;
-
-/// Bytes counted per block by [`utf16_units`]: at most 255, so a per-block count fits a `u8`;
-/// a multiple of 32 so the block loop vectorizes without a scalar tail.
-const COUNT_BLOCK_BYTES: usize = 224;
-
-/// Length of `text` in UTF-16 units (CH-11, GEN-02); the same result as
-/// [`crate::text::utf16_len`], computed in byte lanes.
-///
-/// Every message is counted twice (`enqueue` and the receiving `on_send`), under the channel
-/// lock; counting into `usize` lanes cost ~17 µs per 16,000-char message, more than
-/// everything else on the path (docs/perf/binder-channel.md). Counting each block into `u8`
-/// lanes lets the compiler use 16 or 32 bytes per vector instruction.
-fn utf16_units(text: &str) -> usize {
-    let bytes = text.as_bytes();
-    // One unit per byte, minus continuation bytes (0b10xx_xxxx), plus one for each four-byte
-    // lead (0xF0..), whose character is a surrogate pair. `str` guarantees well-formed UTF-8,
-    // so there are never more four-byte leads than continuation bytes.
-    let mut continuation = 0usize;
-    let mut four_byte_leads = 0usize;
-    for block in bytes.chunks(COUNT_BLOCK_BYTES) {
-        let (mut cont, mut leads) = (0u8, 0u8);
-        for &byte in block {
-            cont += u8::from(byte & 0xC0 == 0x80);
-            leads += u8::from(byte >= 0xF0);
-        }
-        continuation += usize::from(cont);
-        four_byte_leads += usize::from(leads);
-    }
-    bytes.len() - continuation + four_byte_leads
-}
+use crate::text::{decode_utf16_strict, utf16_len as utf16_units};
 
 /// True when `text` holds a `\n` or `\r` (which a line carrier cannot frame). A branch-free
 /// fold over all bytes, which vectorizes: `str::contains([char; 2])` decodes char by char
@@ -818,7 +788,8 @@ mod tests {
 
     use std::time::Instant;
 
-    use super::{Action, COUNT_BLOCK_BYTES, FlowCore, FlowMode, utf16_units};
+    use super::{Action, FlowCore, FlowMode, utf16_units};
+    use crate::text::COUNT_BLOCK_BYTES;
     use crate::text::utf16_len;
 
     const PEER: u32 = 10_123;
