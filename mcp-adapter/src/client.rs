@@ -49,6 +49,10 @@ struct ClientInner {
     /// Messages from the provider that were not valid JSON-RPC or answered nothing we asked.
     malformed: AtomicU64,
     last_used: Mutex<Instant>,
+    /// Messages this client queued on the channel so far. Held while queuing, so a
+    /// message's number is its position in the channel's outgoing order (CH-15): it left
+    /// the process iff the channel's `sent` count passed it.
+    queued: Mutex<u64>,
     closed: AtomicBool,
     server_info: Mutex<Option<(Implementation, String)>>,
 }
@@ -56,6 +60,20 @@ struct ClientInner {
 impl ClientInner {
     fn pending(&self) -> MutexGuard<'_, (Pending, bool)> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `text` and returns its position in the outgoing order.
+    fn send(&self, text: String) -> Result<u64, SendError> {
+        let mut queued = self.queued.lock().unwrap_or_else(PoisonError::into_inner);
+        self.channel.send(text)?;
+        let position = *queued;
+        *queued += 1;
+        Ok(position)
+    }
+
+    /// Whether the message at `position` was handed to the carrier (it may have arrived).
+    fn dispatched(&self, position: u64) -> bool {
+        self.channel.stats().sent > position
     }
 
     fn touch(&self) {
@@ -82,6 +100,7 @@ impl McpClient {
             list_generation: AtomicU64::new(0),
             malformed: AtomicU64::new(0),
             last_used: Mutex::new(Instant::now()),
+            queued: Mutex::new(0),
             closed: AtomicBool::new(false),
             server_info: Mutex::new(None),
         });
@@ -126,6 +145,11 @@ impl McpClient {
             Some((result.server_info, result.protocol_version.to_string()));
         client.notify(protocol::INITIALIZED, None)?;
         Ok(client)
+    }
+
+    /// Whether `other` is a clone of this client (the same connection).
+    pub fn same_connection(&self, other: &McpClient) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// The provider's `serverInfo` from `initialize` (MCP-03).
@@ -290,8 +314,8 @@ impl McpClient {
         match self.inner.framing.fit(&message) {
             Outbound::Send(text) => self
                 .inner
-                .channel
                 .send(text)
+                .map(|_| ())
                 .map_err(|_| ClientError::Closed { dispatched: false }),
             _ => Err(ClientError::TooLarge),
         }
@@ -324,13 +348,16 @@ impl McpClient {
             pending.0.insert(id, tx);
         }
         self.inner.touch();
-        if let Err(e) = self.inner.channel.send(text) {
-            self.inner.pending().0.remove(&id);
-            return Err(match e {
-                SendError::TooLarge { .. } => ClientError::TooLarge,
-                _ => ClientError::Closed { dispatched: false },
-            });
-        }
+        let position = match self.inner.send(text) {
+            Ok(position) => position,
+            Err(e) => {
+                self.inner.pending().0.remove(&id);
+                return Err(match e {
+                    SendError::TooLarge { .. } => ClientError::TooLarge,
+                    _ => ClientError::Closed { dispatched: false },
+                });
+            }
+        };
         let outcome = tokio::select! {
             answer = rx => match answer {
                 Ok(Ok(value)) => Ok(value),
@@ -338,8 +365,11 @@ impl McpClient {
                     code: error.code,
                     message: clean_message(&error.message),
                 }),
-                // The reader dropped the sender: the connection ended after the send.
-                Err(_) => Err(ClientError::Closed { dispatched: true }),
+                // The reader dropped the sender: the connection ended. The request may have
+                // arrived only if it left the local backlog.
+                Err(_) => Err(ClientError::Closed {
+                    dispatched: self.inner.dispatched(position),
+                }),
             },
             () = tokio::time::sleep_until(deadline) => {
                 self.abandon(id, "timeout");
@@ -383,7 +413,7 @@ async fn read_loop(inner: Arc<ClientInner>) {
                 inner.malformed.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(code = rejection.code, "invalid JSON-RPC from the provider");
                 if let Some(reply) = rejection.reply {
-                    let _ = inner.channel.send(reply);
+                    let _ = inner.send(reply);
                 }
             }
             Ok(Message::Response { id, outcome }) => {
@@ -415,7 +445,7 @@ async fn read_loop(inner: Arc<ClientInner>) {
                 } else {
                     Message::error(Some(id), code::METHOD_NOT_FOUND, "Method not found")
                 };
-                let _ = inner.channel.send(reply.to_json());
+                let _ = inner.send(reply.to_json());
             }
         }
     }

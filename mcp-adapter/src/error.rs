@@ -18,7 +18,8 @@ pub enum ClientError {
         message: String,
     },
     /// The connection closed before an answer (`McpClosedException`). `dispatched` says
-    /// whether the request had been handed to the channel (it may have arrived) or not.
+    /// whether the request had left this process (handed to the carrier: it may have
+    /// arrived) or was still in the local backlog / never queued (it cannot have run).
     #[error("the connection to the provider closed")]
     Closed {
         /// The request was handed to the channel before the close.

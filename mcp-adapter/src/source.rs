@@ -150,14 +150,19 @@ impl CapabilitySource for McpSource {
     }
 
     async fn list(&self) -> Result<Listing, ListError> {
-        let mut state = self.state.lock().await;
-        let client = self
-            .client(&mut state)
-            .await
-            .map_err(|reason| ListError::Unavailable { reason })?;
+        // The lock covers connecting and the cache, not the round trip, so a slow listing
+        // does not hold up calls.
+        let (client, cached) = {
+            let mut state = self.state.lock().await;
+            let client = self
+                .client(&mut state)
+                .await
+                .map_err(|reason| ListError::Unavailable { reason })?;
+            (client, state.cached.clone())
+        };
         let generation = client.list_generation();
-        if let Some((_, listing)) = state.cached.as_ref().filter(|(at, _)| *at == generation) {
-            return Ok(listing.clone());
+        if let Some((_, listing)) = cached.filter(|(at, _)| *at == generation) {
+            return Ok(listing);
         }
         let listing = client
             .list_capabilities(&self.plugin, &self.server)
@@ -168,7 +173,14 @@ impl CapabilitySource for McpSource {
                     reason: other.tool_error_code().to_owned(),
                 },
             })?;
-        state.cached = Some((generation, listing.clone()));
+        let mut state = self.state.lock().await;
+        if state
+            .client
+            .as_ref()
+            .is_some_and(|c| c.same_connection(&client))
+        {
+            state.cached = Some((generation, listing.clone()));
+        }
         Ok(listing)
     }
 
