@@ -84,3 +84,49 @@ impl From<ClientError> for CallError {
         e.into_call_error()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// MCP-23: every client failure kind and its tool error code; MCP-22: the catalog error
+    /// keeps the side-effect meaning.
+    #[test]
+    fn mcp23_each_failure_kind_maps_to_its_code() {
+        let cases = [
+            (
+                ClientError::Rpc {
+                    code: -32000,
+                    message: "No.".into(),
+                },
+                "tool_failed",
+                CallError::Rejected {
+                    message: "No.".into(),
+                },
+            ),
+            (
+                ClientError::Closed { dispatched: false },
+                "tool_unavailable",
+                CallError::Closed { dispatched: false },
+            ),
+            (
+                ClientError::Closed { dispatched: true },
+                "tool_result_unknown",
+                CallError::Closed { dispatched: true },
+            ),
+            (ClientError::Timeout, "tool_timeout", CallError::Timeout),
+            (ClientError::TooLarge, "tool_failed", CallError::TooLarge),
+            (
+                ClientError::ProtocolVersion,
+                "tool_unavailable",
+                CallError::Unavailable {
+                    reason: "protocol_version".into(),
+                },
+            ),
+        ];
+        for (error, code, call_error) in cases {
+            assert_eq!(error.tool_error_code(), code, "{error:?}");
+            assert_eq!(CallError::from(error), call_error);
+        }
+    }
+}
