@@ -14,8 +14,11 @@ use binder_channel::jsonrpc::{self, ErrorObject, Framing, Id, Message, Outbound,
 use binder_channel::{Channel, SendError};
 use capability_model::issues::{IssueKind, ProviderIssue};
 use capability_model::{CancelToken, Listing, Source, ToolOutput, mcp};
-use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams, InitializeResult};
-use serde_json::{Map, Value, json};
+use rmcp::model::{
+    CallToolRequestParams, CancelledNotificationParam, ClientCapabilities, Implementation,
+    InitializeRequestParams, InitializeResult, NumberOrString, PaginatedRequestParams,
+};
+use serde_json::{Map, Value};
 use tokio::sync::{broadcast, oneshot};
 use tokio::time::Instant;
 
@@ -222,7 +225,13 @@ impl McpClient {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_LIST_PAGES {
-            let params = cursor.take().map(|c| json!({ "cursor": c }));
+            let params = match cursor.take() {
+                Some(c) => Some(
+                    serde_json::to_value(PaginatedRequestParams::default().with_cursor(Some(c)))
+                        .map_err(|_| ClientError::TooLarge)?,
+                ),
+                None => None,
+            };
             let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
             let page = self
                 .request(protocol::TOOLS_LIST, params, deadline, &CancelToken::new())
@@ -276,7 +285,8 @@ impl McpClient {
     ) -> Result<ToolOutput, ClientError> {
         let deadline = Instant::now() + timeout;
         // Size first: a request that can never be sent does not wait for a slot (MCP-22).
-        let params = json!({ "name": name, "arguments": Value::Object(arguments) });
+        let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+        let params = serde_json::to_value(params).map_err(|_| ClientError::TooLarge)?;
         let probe = Message::Request {
             id: Id::Number(i64::MIN),
             method: protocol::TOOLS_CALL.to_owned(),
@@ -389,7 +399,11 @@ impl McpClient {
         self.inner.pending().0.remove(&id);
         let _ = self.notify(
             protocol::CANCELLED,
-            Some(json!({ "requestId": id, "reason": reason })),
+            serde_json::to_value(CancelledNotificationParam::new(
+                Some(NumberOrString::Number(id)),
+                Some(reason.to_owned()),
+            ))
+            .ok(),
         );
     }
 }
