@@ -62,6 +62,10 @@ pub enum CallError {
     /// The provider denied the call by its own permission rules (ACI five layers).
     #[error("the provider denied the call")]
     ProviderDenied,
+    /// The request was sent and the connection is alive, but the answer could not be read:
+    /// the call may have run (side effects unknown, like [`CallError::Timeout`]).
+    #[error("the provider's answer could not be read")]
+    InvalidResult,
 }
 
 /// Why a source could not list its capabilities.

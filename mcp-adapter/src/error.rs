@@ -49,13 +49,13 @@ impl ClientError {
     /// The tool error code the runtime shows the model (MCP-23).
     pub fn tool_error_code(&self) -> &'static str {
         match self {
-            ClientError::Rpc { .. } | ClientError::TooLarge | ClientError::InvalidResponse(_) => {
-                "tool_failed"
-            }
+            ClientError::Rpc { .. } | ClientError::TooLarge => "tool_failed",
             ClientError::Closed { dispatched: false } | ClientError::ProtocolVersion => {
                 "tool_unavailable"
             }
-            ClientError::Closed { dispatched: true } => "tool_result_unknown",
+            ClientError::Closed { dispatched: true } | ClientError::InvalidResponse(_) => {
+                "tool_result_unknown"
+            }
             ClientError::Timeout => "tool_timeout",
             ClientError::Cancelled => "cancelled",
         }
@@ -72,9 +72,8 @@ impl ClientError {
             ClientError::ProtocolVersion => CallError::Unavailable {
                 reason: "protocol_version".to_owned(),
             },
-            // The call may have run; the result is unreadable. The closest kind with the same
-            // side-effect meaning is "sent, outcome unknown".
-            ClientError::InvalidResponse(_) => CallError::Closed { dispatched: true },
+            // The call may have run; the result is unreadable.
+            ClientError::InvalidResponse(_) => CallError::InvalidResult,
         }
     }
 }
@@ -122,6 +121,11 @@ mod tests {
                 CallError::Unavailable {
                     reason: "protocol_version".into(),
                 },
+            ),
+            (
+                ClientError::InvalidResponse("tools/call"),
+                "tool_result_unknown",
+                CallError::InvalidResult,
             ),
         ];
         for (error, code, call_error) in cases {
