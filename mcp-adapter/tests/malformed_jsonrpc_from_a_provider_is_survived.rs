@@ -65,10 +65,11 @@ async fn a_result_that_is_not_a_tool_result_is_an_invalid_response() {
     let (result, ()) = tokio::join!(call, script);
     let e = result.unwrap_err();
     assert_eq!(e, ClientError::InvalidResponse("tools/call"));
-    // The call may have run: reported with the "outcome unknown" meaning.
+    // The call may have run: reported as an unreadable result (outcome unknown).
+    assert_eq!(e.tool_error_code(), "tool_result_unknown");
     assert_eq!(
         e.into_call_error(),
-        capability_model::CallError::Closed { dispatched: true }
+        capability_model::CallError::InvalidResult
     );
 }
 
