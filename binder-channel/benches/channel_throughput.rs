@@ -1,6 +1,6 @@
 //! Channel throughput: 100-char and 16,000-char messages over the in-memory pair and the line
 //! carrier on a Unix socket pair, beside a bare tokio Unix-socket echo of the same payloads
-//! measured in the same run (the baseline). Figures and ratios: docs/perf/binder-channel.md.
+//! measured in the same run (the baseline). Figures and ratios: docs/PERFORMANCE.md.
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -13,7 +13,7 @@ pub(crate) const COUNT_BLOCK_BYTES: usize = 224;
 ///
 /// Every message is counted twice (`enqueue` and the receiving `on_send`), under the channel
 /// lock; counting into `usize` lanes cost ~17 µs per 16,000-char message, more than
-/// everything else on the path (docs/perf/binder-channel.md). Counting each block into `u8`
+/// everything else on the path (docs/PERFORMANCE.md). Counting each block into `u8`
 /// lanes lets the compiler use 16 or 32 bytes per vector instruction.
 pub fn utf16_len(text: &str) -> usize {
     let bytes = text.as_bytes();

@@ -1,6 +1,6 @@
 //! `http_request` against a loopback keep-alive server, side by side with bare reqwest in the
 //! same run; and the cost of producing / rendering `response_body_gz` for a 150,000-character
-//! body. Figures go to docs/perf/http-capability.md.
+//! body. Figures go to docs/PERFORMANCE.md.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::hint::black_box;

@@ -87,7 +87,7 @@ pub fn gzip_text(text: &str, max_out: usize) -> Option<Vec<u8>> {
 
 /// The gzip level used for `response_body_gz`: 1 (fastest). Measured on a 150,000-character
 /// body, level 6 is ~18× slower for output only ~1.5× smaller, and both are far below the
-/// 900 KiB cap (docs/perf/http-capability.md).
+/// 900 KiB cap (docs/PERFORMANCE.md).
 pub const GZIP_LEVEL: u32 = 1;
 
 /// [`gzip_text`] at an explicit level (0–9).

@@ -1,7 +1,7 @@
 //! `tools/call` round trips, one at a time: our host client → our provider over the in-memory
 //! carrier and over rsbinder RPC (Unix socket), beside the baseline measured in the same run —
 //! a bare JSON-RPC echo over the same in-memory binder-channel (framing + channel, no MCP).
-//! Prints p50/p99 per case after the criterion figures. Results: docs/perf/mcp-adapter.md.
+//! Prints p50/p99 per case after the criterion figures. Results: docs/PERFORMANCE.md.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
