@@ -90,26 +90,7 @@ fn collect(plugin: &str, server: &str, entries: Vec<Result<Value, ProviderIssue>
             Err(issue) => listing.issues.push(issue.at(i)),
         }
     }
-    let mut seen = HashSet::new();
-    let dup: HashSet<String> = caps
-        .iter()
-        .filter(|(_, c)| !seen.insert(c.id.name.clone()))
-        .map(|(_, c)| c.id.name.clone())
-        .collect();
-    for (i, c) in caps {
-        if dup.contains(&c.id.name) {
-            listing.issues.push(
-                ProviderIssue::new(
-                    IssueKind::DuplicateName,
-                    "two capabilities of this provider share the id; both are left out",
-                )
-                .at(i)
-                .entry(&c.id.name),
-            );
-        } else {
-            listing.capabilities.push(c);
-        }
-    }
+    listing.push_unique(caps, "capabilities of this provider");
     listing
 }
 
@@ -303,11 +284,7 @@ pub fn params_schema(params: &[AciParam]) -> Value {
     let mut props = Map::new();
     let mut required = Vec::new();
     for p in params {
-        let mut s = type_schema(&p.ty);
-        if !p.description.is_empty() {
-            s.insert("description".into(), Value::String(p.description.clone()));
-        }
-        props.insert(p.name.clone(), Value::Object(s));
+        props.insert(p.name.clone(), field_schema(&p.ty, &p.description));
         if p.required {
             required.push(Value::String(p.name.clone()));
         }
@@ -324,15 +301,20 @@ pub fn params_schema(params: &[AciParam]) -> Value {
 
 /// The output schema of the declared result fields.
 pub fn result_schema(result: &[AciResultField]) -> Value {
-    let mut props = Map::new();
-    for r in result {
-        let mut s = type_schema(&r.ty);
-        if !r.description.is_empty() {
-            s.insert("description".into(), Value::String(r.description.clone()));
-        }
-        props.insert(r.name.clone(), Value::Object(s));
-    }
+    let props: Map<String, Value> = result
+        .iter()
+        .map(|r| (r.name.clone(), field_schema(&r.ty, &r.description)))
+        .collect();
     json!({"type": "object", "properties": props})
+}
+
+/// The schema of one field: its type's schema plus the description, when there is one.
+fn field_schema(ty: &AciType, description: &str) -> Value {
+    let mut s = type_schema(ty);
+    if !description.is_empty() {
+        s.insert("description".into(), Value::String(description.to_owned()));
+    }
+    Value::Object(s)
 }
 
 /// The ACI capability JSON of a capability (what `getCapabilities()` returns for it). For a

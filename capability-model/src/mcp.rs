@@ -12,8 +12,6 @@
 //! assert_eq!(listing.capabilities[0].annotations.read_only_hint, Some(true));
 //! ```
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
 use crate::capability::Capability;
@@ -63,24 +61,7 @@ pub fn capabilities_from_tools_list(
             Err(issue) => listing.issues.push(issue.at(i)),
         }
     }
-    let mut count: HashMap<String, usize> = HashMap::new();
-    for (_, c) in &ok {
-        *count.entry(c.id.name.clone()).or_insert(0) += 1;
-    }
-    for (i, c) in ok {
-        if count.get(&c.id.name).copied().unwrap_or(0) > 1 {
-            listing.issues.push(
-                ProviderIssue::new(
-                    IssueKind::DuplicateName,
-                    "two tools of this server share the name; both are left out",
-                )
-                .at(i)
-                .entry(&c.id.name),
-            );
-        } else {
-            listing.capabilities.push(c);
-        }
-    }
+    listing.push_unique(ok, "tools of this server");
     listing
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::capability::Capability;
 use crate::id::{CapabilityId, Source};
-use crate::issues::ProviderIssue;
+use crate::issues::{IssueKind, ProviderIssue};
 use crate::output::ToolOutput;
 
 /// What a source lists: the capabilities it can offer now, and what it had to leave out.
@@ -18,6 +18,37 @@ pub struct Listing {
     pub capabilities: Vec<Capability>,
     /// Broken entries and provider-level problems, never silently dropped.
     pub issues: Vec<ProviderIssue>,
+}
+
+impl Listing {
+    /// Adds converted entries `(index in the provider's list, capability)`, leaving out every
+    /// entry whose raw name is shared with another (names are unique per server, MCP-05 /
+    /// ACI-41): which copy is right cannot be known, so none is kept, whatever the order.
+    pub fn push_unique(&mut self, entries: Vec<(usize, Capability)>, what: &str) {
+        let mut count: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (_, c) in &entries {
+            *count.entry(c.id.name.as_str()).or_insert(0) += 1;
+        }
+        let repeated: std::collections::HashSet<String> = count
+            .into_iter()
+            .filter(|&(_, n)| n > 1)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        for (i, c) in entries {
+            if repeated.contains(&c.id.name) {
+                self.issues.push(
+                    ProviderIssue::new(
+                        IssueKind::DuplicateName,
+                        format!("two {what} share the name; both are left out"),
+                    )
+                    .at(i)
+                    .entry(&c.id.name),
+                );
+            } else {
+                self.capabilities.push(c);
+            }
+        }
+    }
 }
 
 /// Why a call did not produce a [`ToolOutput`]. The four transport outcomes of seed 000 §5.12
