@@ -225,14 +225,3 @@ impl PolicyStore for MemoryStore {
         Ok(())
     }
 }
-
-/// Parses a [`Source`] label as written by `Source::as_str`.
-pub(crate) fn parse_source(s: &str) -> Option<Source> {
-    Some(match s {
-        "mcp" => Source::Mcp,
-        "aci" => Source::Aci,
-        "session_mcp" => Source::SessionMcp,
-        "builtin" => Source::Builtin,
-        _ => return None,
-    })
-}

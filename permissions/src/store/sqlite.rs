@@ -7,12 +7,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use capability_model::CapabilityId;
+use capability_model::{CapabilityId, Source};
 use rusqlite::{Connection, ErrorCode, OpenFlags, params};
 
-use super::{
-    CallerRecord, CallerState, PolicyStore, PolicyTarget, StoreError, StoredPolicy, parse_source,
-};
+use super::{CallerRecord, CallerState, PolicyStore, PolicyTarget, StoreError, StoredPolicy};
 use crate::clock::Millis;
 use crate::identity::CertDigest;
 
@@ -309,8 +307,9 @@ impl PolicyStore for SqliteStore {
             .map_err(|e| self.db_err(e))?;
         for row in rows {
             let (kind, source, provider, server, tool) = row.map_err(|e| self.db_err(e))?;
-            let source =
-                parse_source(&source).ok_or_else(|| corrupt_row(&self.path, "disabled"))?;
+            let source = source
+                .parse::<Source>()
+                .map_err(|_| corrupt_row(&self.path, "disabled"))?;
             let target = match kind.as_str() {
                 "plugin" => PolicyTarget::Plugin { source, provider },
                 "server" => PolicyTarget::Server {
@@ -340,8 +339,9 @@ impl PolicyStore for SqliteStore {
             .map_err(|e| self.db_err(e))?;
         for row in rows {
             let (source, provider, server, tool) = row.map_err(|e| self.db_err(e))?;
-            let source =
-                parse_source(&source).ok_or_else(|| corrupt_row(&self.path, "always_allow"))?;
+            let source = source
+                .parse::<Source>()
+                .map_err(|_| corrupt_row(&self.path, "always_allow"))?;
             out.always_allow
                 .insert(CapabilityId::new(source, provider, server, tool));
         }
