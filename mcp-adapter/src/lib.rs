@@ -39,11 +39,16 @@
 #![forbid(unsafe_code)]
 
 pub mod client;
+pub mod discovery;
 pub mod error;
 pub mod limits;
+pub mod plugin;
 pub mod protocol;
 pub mod provider;
 pub mod registry;
+pub mod rmcp_transport;
+pub mod session_http;
+pub mod skills;
 pub mod slots;
 pub mod source;
 

@@ -267,6 +267,60 @@ pub struct RegistryEntry {
     /// Granted permissions.
     #[serde(default)]
     pub permissions: BTreeSet<String>,
+    /// What the app exports (the host's stand-in for its manifest; discovery reads this).
+    #[serde(default, skip_serializing_if = "Exports::is_empty")]
+    pub exports: Exports,
+    /// The command that starts the app's process (argv; the ACI wake on Linux hosts runs it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<Vec<String>>,
+}
+
+/// What one registry entry exports. On Android this comes from the package manifest; on Linux
+/// hosts the operator (or a test, or `capbridge demo`) writes it into the registry.
+///
+/// ```json
+/// "exports": {
+///   "mcp": { "pluginDir": "/opt/notes/agent-plugin", "socket": "/run/notes/mcp.sock" },
+///   "aci": { "actions": ["ai.aci.core.ACTION_BIND"], "socket": "/run/netkit/aci.sock" }
+/// }
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Exports {
+    /// An AgentOS MCP plugin (`IMcpService`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<McpExport>,
+    /// An ACI provider (`ai.aci.core.IACIService`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aci: Option<AciExport>,
+}
+
+impl Exports {
+    /// `true` when nothing is exported.
+    pub fn is_empty(&self) -> bool {
+        self.mcp.is_none() && self.aci.is_none()
+    }
+}
+
+/// An exported AgentOS MCP plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpExport {
+    /// The plugin package directory (the APK's `assets/agent-plugin/`), holding `plugin.json`.
+    pub plugin_dir: std::path::PathBuf,
+    /// The Unix socket serving `IMcpService` over rsbinder RPC.
+    pub socket: std::path::PathBuf,
+}
+
+/// An exported ACI provider service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AciExport {
+    /// The intent actions the service declares (SPEC E.5: `ai.aci.core.ACTION_BIND` and/or
+    /// `com.ai.assistance.aci.ACTION_BIND`).
+    pub actions: Vec<String>,
+    /// The Unix socket serving `IACIService` over rsbinder RPC.
+    pub socket: std::path::PathBuf,
 }
 
 /// The registry file: `{"version": 1, "packages": [RegistryEntry…]}`. Several entries with the
@@ -331,6 +385,11 @@ impl RegistryResolver {
             });
         }
         Ok(Self::from_entries(file.packages))
+    }
+
+    /// Every entry, ordered by UID then file order (discovery walks these).
+    pub fn entries(&self) -> impl Iterator<Item = &RegistryEntry> {
+        self.by_uid.values().flatten()
     }
 
     /// Loads a registry file.
@@ -407,5 +466,29 @@ mod tests {
             CertDigest::parse(&"g".repeat(64)),
             Err(IdentityError::BadDigest)
         );
+    }
+
+    #[test]
+    fn registry_entries_carry_exports_and_launch() {
+        let digest = "ab".repeat(32);
+        let text = format!(
+            r#"{{"version":1,"packages":[
+              {{"uid":10001,"package":"com.example.notes","signingCertSha256":"{digest}",
+                "exports":{{"mcp":{{"pluginDir":"/p/agent-plugin","socket":"/s/mcp.sock"}}}},
+                "launch":["/bin/notes","--serve"]}},
+              {{"uid":10002,"package":"com.example.netkit","signingCertSha256":"{digest}",
+                "exports":{{"aci":{{"actions":["ai.aci.core.ACTION_BIND"],"socket":"/s/aci.sock"}}}}}}
+            ]}}"#
+        );
+        let r = RegistryResolver::from_json(&text, "t").unwrap();
+        let all: Vec<_> = r.entries().collect();
+        assert_eq!(all.len(), 2);
+        let mcp = all[0].exports.mcp.as_ref().unwrap();
+        assert_eq!(mcp.socket, std::path::Path::new("/s/mcp.sock"));
+        assert_eq!(all[0].launch.as_deref().unwrap()[1], "--serve");
+        assert!(all[1].exports.aci.is_some() && all[1].launch.is_none());
+        // Unknown export kinds are refused like any unknown field (fail closed).
+        let bad = text.replace("\"aci\"", "\"acx\"");
+        assert!(RegistryResolver::from_json(&bad, "t").is_err());
     }
 }

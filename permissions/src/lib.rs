@@ -78,7 +78,8 @@ pub use consent::{
 };
 pub use gate::{OpenRefusal, Permissions, PermissionsConfig, PermissionsError, ToolCallStart};
 pub use identity::{
-    CertDigest, Identity, IdentityResolver, Principal, RegistryResolver, ResolvedCaller, Uid,
+    AciExport, CertDigest, Exports, Identity, IdentityResolver, McpExport, Principal,
+    RegistryEntry, RegistryResolver, ResolvedCaller, Uid,
 };
 pub use outcome::{AciErrorCode, AgentosCode};
 pub use pipeline::{CallerPolicy, CatalogVerdict, Decision, PolicyEngine, ToolCall, ToolVerdict};

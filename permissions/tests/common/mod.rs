@@ -36,6 +36,8 @@ pub fn entry(uid: u32, package: &str, cert: u8, perms: &[&str]) -> RegistryEntry
         version_code: 7,
         label: Some(format!("{package} label")),
         permissions: perms.iter().map(|s| (*s).to_owned()).collect(),
+        exports: Default::default(),
+        launch: None,
     }
 }
 
