@@ -56,4 +56,5 @@ pub use client::McpClient;
 pub use error::ClientError;
 pub use provider::{GENERIC_FAILURE, McpServer};
 pub use registry::{HandlerError, McpToolRegistry, RegistryError, ToolFuture};
+pub use rmcp_transport::ChannelTransport;
 pub use source::{Connector, McpSource, binder_connector};
