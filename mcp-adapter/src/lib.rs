@@ -11,6 +11,13 @@
 //!   timeout and cancellation, the four failure kinds of seed 000 §5.12 as [`ClientError`],
 //!   reconnect after the provider died, and [`capability_model::CapabilitySource`].
 //!
+//! - **Plugin packages** ([`plugin`]): Agent Plugins 1.0 `plugin.json` validated offline
+//!   against a pinned schema, servers, unavailable-with-reasons, device-level name and
+//!   identity rules (MCP-40..MCP-52).
+//! - **Skills** ([`skills`]): the Skill catalog, its system-prompt section and the built-in
+//!   tool `read_skill` for the ACP runtime (MCP-60..MCP-70).
+//! - **Discovery** ([`discovery`]): plugins of a Linux host registry → [`McpSource`]s.
+//!
 //! The MCP shapes are rmcp's protocol model types (`rmcp::model`); JSON-RPC framing is
 //! binder-channel's [`binder_channel::jsonrpc`].
 //!
@@ -53,8 +60,12 @@ pub mod slots;
 pub mod source;
 
 pub use client::McpClient;
+pub use discovery::{DiscoveredPlugin, Discovery, PluginStatus};
+pub use plugin::{PackageIssue, PluginPackage, UnavailableReason};
+pub use skills::{SkillCatalog, SkillError};
 pub use error::ClientError;
 pub use provider::{GENERIC_FAILURE, McpServer};
 pub use registry::{HandlerError, McpToolRegistry, RegistryError, ToolFuture};
 pub use rmcp_transport::ChannelTransport;
 pub use source::{Connector, McpSource, binder_connector};
+pub use session_http::{McpHttpServer, ServerStatus, SessionMcpServers, StatusReason};
