@@ -68,4 +68,3 @@ pub use provider::{GENERIC_FAILURE, McpServer};
 pub use registry::{HandlerError, McpToolRegistry, RegistryError, ToolFuture};
 pub use rmcp_transport::ChannelTransport;
 pub use source::{Connector, McpSource, binder_connector};
-pub use session_http::{McpHttpServer, ServerStatus, SessionMcpServers, StatusReason};
