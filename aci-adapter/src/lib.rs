@@ -19,3 +19,8 @@ pub mod parcel;
 pub mod provider;
 pub mod source;
 pub mod wire;
+
+pub use bundle::{Bundle, BundleValue};
+pub use parcel::ParcelError;
+pub use provider::{AciClient, AciClientError, AciServer, AciService, CapabilitySpec, ProviderError};
+pub use wire::{AciRequest, AciResponse};
