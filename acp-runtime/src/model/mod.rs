@@ -202,3 +202,6 @@ pub trait ModelClient: Send + Sync + std::fmt::Debug {
         cancel: CancelToken,
     ) -> Result<ModelStream, ModelError>;
 }
+
+pub use fake::FakeModelServer;
+pub use openai::{ApiKey, ModelConfig, OpenAiClient};
