@@ -126,7 +126,7 @@ fn aci_listing(package: &str, service: &str, caps: &Value) -> Listing {
     }
 }
 
-fn entry_json(e: &capability_model::Entry) -> Value {
+pub(crate) fn entry_json(e: &capability_model::Entry) -> Value {
     let c = &e.capability;
     let mut v = json!({
         "name": e.name,
@@ -162,7 +162,7 @@ fn entry_json(e: &capability_model::Entry) -> Value {
     v
 }
 
-fn print_table(catalog: &Catalog, left_out: usize, out: &mut impl Write) -> std::io::Result<()> {
+pub(crate) fn print_table(catalog: &Catalog, left_out: usize, out: &mut impl Write) -> std::io::Result<()> {
     let rows: Vec<[String; 4]> = catalog
         .entries()
         .iter()

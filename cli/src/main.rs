@@ -5,6 +5,7 @@
 //! capability descriptions). Every failure is one line on stderr and exit status 2.
 
 mod catalog_files;
+mod live_catalog;
 mod naming_cmd;
 
 use std::io::{self, BufRead, Read, Write};
@@ -26,10 +27,13 @@ enum Command {
     /// Reads JSON lines {"plugin","server","tool"} (or {"source":"session","server","tool"}) on
     /// stdin and prints {"name": …} for each: the model-facing name of that one tool (CAT-10..13).
     ToolName,
-    /// Catalog commands.
+    /// Catalog commands. Without a subcommand: the live catalog of the host registry
+    /// (--registry PATH or $CAPBRIDGE_REGISTRY), with a status line per plugin.
     Catalog {
         #[command(subcommand)]
-        command: CatalogCommand,
+        command: Option<CatalogCommand>,
+        #[command(flatten)]
+        live: live_catalog::LiveArgs,
     },
 }
 
@@ -50,9 +54,12 @@ enum CatalogCommand {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
-        /// Capability description files (e.g. samples/catalog/*).
-        #[arg(required = true)]
+        /// Capability description files (e.g. samples/catalog/*). Without files: the live
+        /// catalog of the host registry.
         files: Vec<PathBuf>,
+        /// Host registry for the live catalog (a file, or a directory holding registry.json).
+        #[arg(long, value_name = "PATH")]
+        registry: Option<PathBuf>,
     },
 }
 
@@ -66,7 +73,12 @@ fn main() -> ExitCode {
             naming_cmd::tool_name(stdin.lock().lines(), &mut out)
         }
         Command::Catalog {
-            command: CatalogCommand::Assign,
+            command: None,
+            live,
+        } => live_catalog::run(&live, &mut out, &mut io::stderr()),
+        Command::Catalog {
+            command: Some(CatalogCommand::Assign),
+            ..
         } => {
             let mut input = String::new();
             match io::stdin().read_to_string(&mut input) {
@@ -75,8 +87,21 @@ fn main() -> ExitCode {
             }
         }
         Command::Catalog {
-            command: CatalogCommand::Show { json, files },
-        } => catalog_files::show(&files, json, &mut out, &mut io::stderr()),
+            command:
+                Some(CatalogCommand::Show {
+                    json,
+                    files,
+                    registry,
+                }),
+            ..
+        } => {
+            if files.is_empty() {
+                let live = live_catalog::LiveArgs { registry, json };
+                live_catalog::run(&live, &mut out, &mut io::stderr())
+            } else {
+                catalog_files::show(&files, json, &mut out, &mut io::stderr())
+            }
+        }
     };
     let _ = out.flush();
     match result {

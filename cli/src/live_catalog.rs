@@ -1,0 +1,210 @@
+//! `capbridge catalog [--registry PATH] [--json]` (and `catalog show` without files): the
+//! live catalog of a Linux host.
+//!
+//! The registry (`--registry`, a file or a directory holding `registry.json`; else
+//! `$CAPBRIDGE_REGISTRY`) is read with `mcp_adapter::discovery`: every MCP plugin with its
+//! package status and plugin-level enablement (`plugin-state.json` beside the registry). Each
+//! ready and enabled plugin's servers are reached over rsbinder RPC on the plugin's socket
+//! (peer UID checked, short timeouts), listed with `tools/list`, and the tools go into one
+//! `capability_model::Catalog`, printed like `catalog show`. Every plugin also gets a status
+//! line — `ready`, `disabled`, `needs re-confirmation`, `unavailable: REASON` or
+//! `not running` — with its issues; nothing is hidden.
+//!
+//! Exit status: 0 when the catalog was built (whatever the plugins' status), 2 when there is
+//! no registry or it cannot be read.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use capability_model::{Capability, CapabilitySource, Catalog};
+use mcp_adapter::discovery::{self, DiscoveredPlugin, Discovery, PluginStatus};
+use mcp_adapter::plugin::Enablement;
+use serde_json::{Value, json};
+
+use crate::catalog_files::{entry_json, print_table};
+use crate::naming_cmd::CliError;
+
+/// Deadline to open a channel to one plugin server.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// Deadline for one server's `initialize` + `tools/list`, connecting included.
+const LIST_TIMEOUT: Duration = Duration::from_secs(6);
+
+/// The options of the live catalog.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct LiveArgs {
+    /// Host registry: a file, or a directory holding registry.json (default:
+    /// $CAPBRIDGE_REGISTRY).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) registry: Option<PathBuf>,
+    /// Print JSON ({"plugins": [...], "tools": [...]}) instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// What happened to one plugin.
+struct PluginReport {
+    name: String,
+    package: String,
+    /// `ready`, `disabled`, `needs_reconfirmation`, `unavailable`, `not_running`.
+    state: &'static str,
+    /// Reason code / detail, when not ready.
+    reason: Option<String>,
+    tools: usize,
+    skills: usize,
+    issues: Vec<String>,
+}
+
+/// Runs the live catalog.
+pub(crate) fn run(
+    args: &LiveArgs,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<ExitCode, CliError> {
+    let Some(registry) = discovery::registry_path(args.registry.as_deref()) else {
+        writeln!(
+            err,
+            "capbridge: no registry: pass --registry PATH or set {}",
+            discovery::REGISTRY_ENV
+        )?;
+        return Ok(ExitCode::from(2));
+    };
+    let found = match Discovery::load(&registry) {
+        Ok(d) => d,
+        Err(e) => {
+            writeln!(err, "capbridge: {e}")?;
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Io(e.kind().to_string()))?;
+    let (reports, caps) = runtime.block_on(list_all(&found));
+    // The sources' background tasks (idle timers) end with the runtime.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    let catalog = Catalog::build(caps);
+    for i in catalog.issues() {
+        writeln!(err, "capbridge: {}: {}", i.id, i.issue)?;
+    }
+    if args.json {
+        let plugins: Vec<Value> = reports.iter().map(report_json).collect();
+        let tools: Vec<Value> = catalog.entries().iter().map(entry_json).collect();
+        writeln!(
+            out,
+            "{}",
+            json!({"registry": shown(&registry), "plugins": plugins, "tools": tools})
+        )?;
+    } else {
+        for r in &reports {
+            write_status(r, out)?;
+        }
+        print_table(&catalog, catalog.issues().len(), out)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn shown(p: &Path) -> String {
+    p.display().to_string()
+}
+
+async fn list_all(found: &Discovery) -> (Vec<PluginReport>, Vec<Capability>) {
+    let mut reports = Vec::new();
+    let mut caps = Vec::new();
+    for plugin in &found.plugins {
+        let (report, mut listed) = list_plugin(plugin).await;
+        reports.push(report);
+        caps.append(&mut listed);
+    }
+    (reports, caps)
+}
+
+async fn list_plugin(p: &DiscoveredPlugin) -> (PluginReport, Vec<Capability>) {
+    let mut report = PluginReport {
+        name: p.name().unwrap_or("-").to_owned(),
+        package: p.identity.package.clone(),
+        state: "ready",
+        reason: None,
+        tools: 0,
+        skills: p.package.skills().len(),
+        issues: p.package.issues().iter().map(ToString::to_string).collect(),
+    };
+    match p.status() {
+        PluginStatus::Unavailable(reason) => {
+            report.state = "unavailable";
+            report.reason = Some(reason.to_string());
+            return (report, Vec::new());
+        }
+        PluginStatus::Disabled(Enablement::NeedsReconfirmation) => {
+            report.state = "needs_reconfirmation";
+            report.reason = Some("the signing certificate changed; enable it again".to_owned());
+            return (report, Vec::new());
+        }
+        PluginStatus::Disabled(_) => {
+            report.state = "disabled";
+            report.reason = Some("enable it in plugin-state.json to view its tools".to_owned());
+            return (report, Vec::new());
+        }
+        PluginStatus::Ready => {}
+    }
+    if !p.socket.exists() {
+        report.state = "not_running";
+        report.reason = Some("no socket".to_owned());
+        return (report, Vec::new());
+    }
+    let mut caps = Vec::new();
+    let mut failures = Vec::new();
+    for source in p.sources(CONNECT_TIMEOUT) {
+        match tokio::time::timeout(LIST_TIMEOUT, source.list()).await {
+            Ok(Ok(listing)) => {
+                for issue in &listing.issues {
+                    report.issues.push(issue.to_string());
+                }
+                caps.extend(listing.capabilities);
+            }
+            Ok(Err(e)) => failures.push(e.to_string()),
+            Err(_) => failures.push("timeout".to_owned()),
+        }
+    }
+    report.tools = caps.len();
+    if !failures.is_empty() && caps.is_empty() {
+        report.state = "not_running";
+        report.reason = Some(failures.join("; "));
+    } else if !failures.is_empty() {
+        report.issues.extend(failures);
+    }
+    (report, caps)
+}
+
+fn write_status(r: &PluginReport, out: &mut impl Write) -> std::io::Result<()> {
+    let head = format!("plugin {} ({})", r.name, r.package);
+    match (r.state, &r.reason) {
+        ("ready", _) => writeln!(
+            out,
+            "{head}: ready, {} tools, {} skills",
+            r.tools, r.skills
+        )?,
+        ("not_running", Some(reason)) => writeln!(out, "{head}: not running ({reason})")?,
+        ("needs_reconfirmation", _) => writeln!(out, "{head}: disabled, needs re-confirmation")?,
+        (state, Some(reason)) => writeln!(out, "{head}: {state}: {reason}")?,
+        (state, None) => writeln!(out, "{head}: {state}")?,
+    }
+    for issue in &r.issues {
+        writeln!(out, "  - {issue}")?;
+    }
+    Ok(())
+}
+
+fn report_json(r: &PluginReport) -> Value {
+    json!({
+        "plugin": r.name,
+        "package": r.package,
+        "status": r.state,
+        "reason": r.reason,
+        "tools": r.tools,
+        "skills": r.skills,
+        "issues": r.issues,
+    })
+}
