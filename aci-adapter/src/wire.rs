@@ -157,8 +157,8 @@ pub struct AciRequest {
     pub caller_pkg: Option<String>,
     /// Set when the request was framed correctly but its `params` Bundle could not be read
     /// (an unsupported value tag, a bad string): `params` is then empty and the call must be
-    /// answered with an error, never run.
-    params_error: Option<ParcelError>,
+    /// answered with an error, never run. Always `None` for requests built locally.
+    pub params_error: Option<ParcelError>,
 }
 
 impl AciRequest {
@@ -305,8 +305,8 @@ pub struct AciResponse {
     /// Copied from the request. A null string from a peer reads as `""`.
     pub call_id: String,
     /// Set when the response was framed correctly but its `result` Bundle could not be read:
-    /// `result` is then empty.
-    result_error: Option<ParcelError>,
+    /// `result` is then empty. Always `None` for responses built locally.
+    pub result_error: Option<ParcelError>,
 }
 
 impl AciResponse {
