@@ -153,11 +153,11 @@ pub(crate) fn interpret(
                         );
                     }
                     Some(_) => issues.push(PackageIssue::ServerRejected {
-                        server: server.clone(),
+                        server: short_name(server),
                         problem: ServerProblem::ServiceNotAClassName,
                     }),
                     None => issues.push(PackageIssue::ServerRejected {
-                        server: server.clone(),
+                        server: short_name(server),
                         problem: ServerProblem::ServiceMissing,
                     }),
                 }
