@@ -61,6 +61,12 @@ pub const ACI_PROTOCOL_V1: &str = "aci-protocol-v1";
 /// Service name used for a provider on Linux hosts, where the registry carries no class name
 /// (the virtual server segment of ACI-40).
 pub const HOST_SERVICE_NAME: &str = "AciService";
+/// The name a provider registers its `IACIService` under on rsbinder RPC sockets and on kernel
+/// Binder's service manager (Linux hosts).
+pub const BINDER_SERVICE_NAME: &str = "ai.aci.core.IACIService";
+/// What providers see as `callerPkg` when the controller is capbridge (ACI-49). A capbridge
+/// provider ignores it and resolves the kernel UID instead (E.6); a reference provider reads it.
+pub const CONTROLLER_PACKAGE: &str = "org.agentos.app";
 
 /// One discovered provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,7 +93,11 @@ impl ProviderInfo {
     /// A provider from a registry entry, when it exports an ACI service with a BIND action.
     pub fn from_entry(entry: &RegistryEntry) -> Option<Self> {
         let aci = entry.exports.aci.as_ref()?;
-        if !aci.actions.iter().any(|a| BIND_ACTIONS.contains(&a.as_str())) {
+        if !aci
+            .actions
+            .iter()
+            .any(|a| BIND_ACTIONS.contains(&a.as_str()))
+        {
             return None;
         }
         Some(Self {
@@ -294,7 +304,9 @@ impl Waker for LaunchWaker {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
-        let mut child = cmd.spawn().map_err(|e| WakeError::Spawn(e.kind().to_string()))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| WakeError::Spawn(e.kind().to_string()))?;
         tracing::info!(package = %provider.package, pid = child.id(), "aci wake: launched");
         // Detached: nobody waits for it but this reaper, so it never lingers as a zombie.
         std::thread::spawn(move || {
@@ -626,7 +638,12 @@ impl Controller {
     /// Whether a link to `package` is in the pool and alive.
     pub async fn is_bound(&self, package: &str) -> bool {
         match self.slot(package) {
-            Ok(slot) => slot.link.lock().await.as_ref().is_some_and(|l| l.is_alive()),
+            Ok(slot) => slot
+                .link
+                .lock()
+                .await
+                .as_ref()
+                .is_some_and(|l| l.is_alive()),
             Err(_) => false,
         }
     }
@@ -661,8 +678,7 @@ impl Controller {
             reason,
         };
         let timeout = self.inner.config.bind_timeout;
-        let link = match tokio::time::timeout(timeout, self.inner.connector.connect(&info)).await
-        {
+        let link = match tokio::time::timeout(timeout, self.inner.connector.connect(&info)).await {
             Ok(Ok(l)) => l,
             first => {
                 let why = match first {
@@ -739,7 +755,8 @@ impl Controller {
             package: info.package.clone(),
             reason: "getCapabilities failed twice".into(),
         })?;
-        let listing = capability_model::aci::capabilities_from_strings(&info.plugin, &info.server, &raw);
+        let listing =
+            capability_model::aci::capabilities_from_strings(&info.plugin, &info.server, &raw);
         let protocol = if listing
             .capabilities
             .iter()
@@ -812,7 +829,10 @@ impl Controller {
         let (outcome, service) = match self.enabled_slot(package) {
             Ok(slot) => {
                 let service = lock(&slot.info).server.clone();
-                (self.call_in_slot(&slot, request, mode, progress).await, service)
+                (
+                    self.call_in_slot(&slot, request, mode, progress).await,
+                    service,
+                )
             }
             Err(e) => (Err(e), String::new()),
         };
@@ -942,4 +962,199 @@ pub fn new_call_id() -> String {
         &s[16..20],
         &s[20..32]
     )
+}
+
+/// Where a [`BinderConnector`] finds providers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinderTransport {
+    /// rsbinder RPC on the provider's Unix socket ([`ProviderInfo::socket`]), whose owner must
+    /// be the provider's UID.
+    Rpc,
+    /// Kernel Binder (`/dev/binder`), the service looked up by name in the service manager.
+    Kernel,
+}
+
+/// The real [`Connector`]: binds over rsbinder with [`crate::provider::AciClient`] and watches
+/// the provider's binder for death (`linkToDeath`; on RPC, the session ending).
+#[derive(Debug, Clone)]
+pub struct BinderConnector {
+    /// Transport.
+    pub transport: BinderTransport,
+    /// The service name ([`BINDER_SERVICE_NAME`] by default).
+    pub service_name: String,
+    /// `callerPkg` written into requests ([`CONTROLLER_PACKAGE`], ACI-49).
+    pub caller_pkg: String,
+    /// rsbinder RPC session timeout (how long the peer may take to answer a transaction
+    /// before the session counts as broken); `None` = rsbinder's default.
+    pub rpc_timeout: Option<Duration>,
+}
+
+impl BinderConnector {
+    /// rsbinder RPC on Unix sockets.
+    pub fn rpc() -> Self {
+        Self {
+            transport: BinderTransport::Rpc,
+            service_name: BINDER_SERVICE_NAME.to_owned(),
+            caller_pkg: CONTROLLER_PACKAGE.to_owned(),
+            rpc_timeout: None,
+        }
+    }
+
+    /// Kernel Binder.
+    pub fn kernel() -> Self {
+        Self {
+            transport: BinderTransport::Kernel,
+            ..Self::rpc()
+        }
+    }
+}
+
+struct DeathFlag(AtomicBool);
+
+impl rsbinder::DeathRecipient for DeathFlag {
+    fn binder_died(&self, _who: &rsbinder::WIBinder) {
+        self.0.store(true, Ordering::Release);
+        tracing::debug!("aci provider binder died");
+    }
+}
+
+#[async_trait::async_trait]
+impl Connector for BinderConnector {
+    async fn connect(&self, provider: &ProviderInfo) -> Result<Arc<dyn AciLink>, LinkError> {
+        let uri = match self.transport {
+            BinderTransport::Rpc => {
+                use std::os::unix::fs::MetadataExt as _;
+                let meta = std::fs::metadata(&provider.socket)
+                    .map_err(|e| LinkError::Unreachable(format!("socket: {}", e.kind())))?;
+                // On hosts the socket's owner stands for the provider's identity (DESIGN
+                // "Identity is the kernel's"): a socket planted by someone else is not bound.
+                if meta.uid() != provider.uid {
+                    return Err(LinkError::Unreachable(format!(
+                        "the socket belongs to uid {}, not the provider's uid {}",
+                        meta.uid(),
+                        provider.uid
+                    )));
+                }
+                binder_channel::binder::rpc_uri(&provider.socket, &self.service_name)
+            }
+            BinderTransport::Kernel => binder_channel::binder::kernel_uri(&self.service_name),
+        };
+        let client = crate::provider::AciClient::connect(uri, self.rpc_timeout)
+            .await
+            .map_err(|e| LinkError::Unreachable(e.to_string()))?;
+        let death = Arc::new(DeathFlag(AtomicBool::new(false)));
+        if let Err(code) = client.binder().link_to_death_arc(&death) {
+            tracing::debug!(
+                ?code,
+                "aci: linkToDeath unavailable; deaths seen on use only"
+            );
+        }
+        Ok(Arc::new(BinderLink {
+            client,
+            death,
+            caller_pkg: self.caller_pkg.clone(),
+        }))
+    }
+}
+
+struct BinderLink {
+    client: crate::provider::AciClient,
+    death: Arc<DeathFlag>,
+    caller_pkg: String,
+}
+
+impl BinderLink {
+    fn request(&self, r: CallRequest) -> crate::wire::AciRequest {
+        let mut w = crate::wire::AciRequest::new(r.capability);
+        w.params = r.params;
+        w.call_id = r.call_id;
+        w.caller_pkg = Some(self.caller_pkg.clone());
+        w
+    }
+
+    fn fail(&self, e: crate::provider::AciClientError, dispatched: bool) -> LinkError {
+        use crate::provider::AciClientError as E;
+        match e {
+            E::DeadBinder => {
+                self.death.0.store(true, Ordering::Release);
+                LinkError::Dead { dispatched }
+            }
+            other => LinkError::Protocol(other.to_string()),
+        }
+    }
+
+    fn response(r: crate::wire::AciResponse) -> Result<CallResponse, LinkError> {
+        if r.result_error().is_some() {
+            return Err(LinkError::Protocol(
+                "the result Bundle could not be read".into(),
+            ));
+        }
+        Ok(CallResponse {
+            success: r.success,
+            result: r.result,
+            error_code: r.error_code,
+            error_message: r.error_message,
+            call_id: Some(r.call_id),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl AciLink for BinderLink {
+    async fn call(&self, request: CallRequest) -> Result<CallResponse, LinkError> {
+        let req = self.request(request);
+        match self.client.call(&req).await {
+            Ok(r) => Self::response(r),
+            // A sync transaction that met a dead binder may have run: dispatched.
+            Err(e) => Err(self.fail(e, true)),
+        }
+    }
+
+    async fn call_async(
+        &self,
+        request: CallRequest,
+        progress: Option<ProgressFn>,
+    ) -> Result<CallResponse, LinkError> {
+        let req = self.request(request);
+        let on_progress = move |n: i32, m: Option<String>| {
+            if let Some(p) = &progress {
+                p(n, m.as_deref());
+            }
+        };
+        // The result waits on the callback; a provider dying meanwhile is seen through the
+        // death flag, polled while waiting.
+        let call = self.client.call_async(&req, on_progress);
+        tokio::pin!(call);
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            tokio::select! {
+                r = &mut call => {
+                    return match r {
+                        Ok(r) => Self::response(r),
+                        Err(e) => Err(self.fail(e, true)),
+                    };
+                }
+                _ = tick.tick() => {
+                    if self.death.0.load(Ordering::Acquire) {
+                        return Err(LinkError::Dead { dispatched: true });
+                    }
+                }
+            }
+        }
+    }
+
+    async fn capabilities(&self) -> Result<Vec<String>, LinkError> {
+        self.client
+            .get_capabilities()
+            .await
+            .map_err(|e| self.fail(e, false))
+    }
+
+    async fn ping(&self) -> Result<bool, LinkError> {
+        self.client.ping().await.map_err(|e| self.fail(e, false))
+    }
+
+    fn is_alive(&self) -> bool {
+        !self.death.0.load(Ordering::Acquire)
+    }
 }

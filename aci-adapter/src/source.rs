@@ -99,12 +99,13 @@ impl CapabilitySource for AciSource {
         let mut out = Listing::default();
         for info in self.controller.providers() {
             if !self.controller.is_enabled(&info.package) {
-                out.issues.push(
-                    ProviderIssue::new(
-                        IssueKind::ProviderUnavailable,
-                        format!("the ACI provider {} is disabled; enable it to view its tools", info.plugin),
+                out.issues.push(ProviderIssue::new(
+                    IssueKind::ProviderUnavailable,
+                    format!(
+                        "the ACI provider {} is disabled; enable it to view its tools",
+                        info.plugin
                     ),
-                );
+                ));
                 continue;
             }
             match self.controller.capabilities(&info.package).await {
@@ -175,13 +176,9 @@ impl CapabilitySource for AciSource {
     fn changes(&self) -> BoxStream<'static, ()> {
         let rx = self.controller.subscribe();
         Box::pin(futures::stream::unfold(rx, |mut rx| async move {
-            loop {
-                match rx.recv().await {
-                    Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        return Some(((), rx));
-                    }
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
-                }
+            match rx.recv().await {
+                Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Some(((), rx)),
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => None,
             }
         }))
     }

@@ -43,9 +43,15 @@ fn aci42_every_type_becomes_its_bundle_type() {
     assert_eq!(b.get("i"), Some(&BundleValue::Int(-7)));
     assert_eq!(b.get("b"), Some(&BundleValue::Boolean(true)));
     assert_eq!(b.get("d"), Some(&BundleValue::Double(1.5)));
-    assert_eq!(b.get("bytes"), Some(&BundleValue::ByteArray(Some(vec![0, 1, 2]))));
+    assert_eq!(
+        b.get("bytes"),
+        Some(&BundleValue::ByteArray(Some(vec![0, 1, 2])))
+    );
     // json: a non-string value is serialized to compact JSON text (ACI-42).
-    assert_eq!(b.get("j"), Some(&BundleValue::String(Some(r#"{"k":[1,2]}"#.into()))));
+    assert_eq!(
+        b.get("j"),
+        Some(&BundleValue::String(Some(r#"{"k":[1,2]}"#.into())))
+    );
     assert_eq!(b.get("o"), Some(&BundleValue::String(Some("raw".into()))));
 }
 
@@ -111,6 +117,10 @@ fn aci32_summary_has_names_and_sizes_only() {
     // "héllo😀" = 5 + 2 UTF-16 units.
     assert_eq!(
         summary,
-        vec![("s".to_owned(), 7), ("b".to_owned(), 0), ("bytes".to_owned(), 4)]
+        vec![
+            ("s".to_owned(), 7),
+            ("b".to_owned(), 0),
+            ("bytes".to_owned(), 4)
+        ]
     );
 }

@@ -84,12 +84,19 @@ fn e4_table_a_codes_map_to_their_kinds() {
         nf.output.unwrap().joined_text(),
         "CAPABILITY_NOT_FOUND: unknown capability: x"
     );
-    assert_eq!(response_to_output(err(&e, 504, "t")).output, Err(CallError::Timeout));
+    assert_eq!(
+        response_to_output(err(&e, 504, "t")).output,
+        Err(CallError::Timeout)
+    );
     assert!(matches!(
         response_to_output(err(&e, 503, "busy")).output,
         Err(CallError::Unavailable { .. })
     ));
-    for (code, name) in [(-1, "REQUEST_NULL"), (500, "INTERNAL_ERROR"), (505, "BINDER_DIED")] {
+    for (code, name) in [
+        (-1, "REQUEST_NULL"),
+        (500, "INTERNAL_ERROR"),
+        (505, "BINDER_DIED"),
+    ] {
         let out = response_to_output(err(&e, code, "m")).output.unwrap();
         assert!(out.is_error);
         assert_eq!(out.joined_text(), format!("{name}: m"));
@@ -122,7 +129,10 @@ fn e4_legacy_and_unknown_codes_are_kept_verbatim() {
 fn e7_gz_field_is_decoded_and_replaces_its_base() {
     let mut b = Bundle::new();
     b.put("html", BundleValue::String(Some("cut…".into())));
-    b.put("html_gz", BundleValue::ByteArray(Some(gzip("<p>full text</p>".as_bytes()))));
+    b.put(
+        "html_gz",
+        BundleValue::ByteArray(Some(gzip("<p>full text</p>".as_bytes()))),
+    );
     let out = response_to_output(ok(&b)).output.unwrap();
     let s = out.structured_content.unwrap();
     assert_eq!(s["html"], "<p>full text</p>");
@@ -138,7 +148,11 @@ fn e7_gzip_bomb_is_bounded_and_model_text_capped() {
     b.put("html_gz", BundleValue::ByteArray(Some(bomb)));
     let out = response_to_output(ok(&b)).output.unwrap();
     let text = out.joined_text();
-    assert!(text.encode_utf16().count() <= MODEL_RESULT_MAX_U16, "{}", text.len());
+    assert!(
+        text.encode_utf16().count() <= MODEL_RESULT_MAX_U16,
+        "{}",
+        text.len()
+    );
     assert!(text.contains("truncated"));
 }
 
@@ -146,10 +160,16 @@ fn e7_gzip_bomb_is_bounded_and_model_text_capped() {
 fn aci33_http_result_goes_through_render_http_result() {
     let mut b = Bundle::new();
     b.put("status_code", BundleValue::Int(200));
-    b.put("response_headers", BundleValue::String(Some(r#"{"content-type":"text/plain"}"#.into())));
+    b.put(
+        "response_headers",
+        BundleValue::String(Some(r#"{"content-type":"text/plain"}"#.into())),
+    );
     b.put("response_body", BundleValue::String(Some("short".into())));
     b.put("truncated", BundleValue::Boolean(true));
-    b.put("response_body_gz", BundleValue::ByteArray(Some(gzip(b"the whole body"))));
+    b.put(
+        "response_body_gz",
+        BundleValue::ByteArray(Some(gzip(b"the whole body"))),
+    );
     let out = response_to_output(ok(&b)).output.unwrap();
     let text = out.joined_text();
     assert!(text.contains("HTTP 200"), "{text}");
@@ -165,7 +185,10 @@ fn bundle_to_json_covers_every_value_type() {
     b.put("f", BundleValue::Float(0.5));
     b.put("nan", BundleValue::Double(f64::NAN));
     b.put("bytes", BundleValue::ByteArray(Some(vec![255, 0])));
-    b.put("arr", BundleValue::StringArray(Some(vec![Some("a".into()), None])));
+    b.put(
+        "arr",
+        BundleValue::StringArray(Some(vec![Some("a".into()), None])),
+    );
     let j = bundle_to_json(&b);
     assert_eq!(
         serde_json::Value::Object(j),

@@ -69,7 +69,10 @@ impl AciLink for FakeLink {
         s.in_flight.fetch_sub(1, Ordering::SeqCst);
         let mut result = Bundle::new();
         if request.capability == "aci_protocol" {
-            result.put("protocol_version", BundleValue::String(Some("aci-protocol-v1".into())));
+            result.put(
+                "protocol_version",
+                BundleValue::String(Some("aci-protocol-v1".into())),
+            );
         } else if request.capability == "gone" {
             return Ok(CallResponse {
                 success: false,
@@ -79,7 +82,10 @@ impl AciLink for FakeLink {
                 ..Default::default()
             });
         } else {
-            result.put("echo", BundleValue::String(Some(request.capability.clone())));
+            result.put(
+                "echo",
+                BundleValue::String(Some(request.capability.clone())),
+            );
         }
         Ok(CallResponse {
             success: true,
@@ -210,8 +216,14 @@ fn aci06_discovery_takes_both_bind_spellings_only() {
     let pkgs: Vec<_> = found.iter().map(|p| p.package.as_str()).collect();
     assert_eq!(pkgs, ["com.example.one", "com.example.two"]);
     assert_eq!(found[0].plugin, "aci.com.example.one");
-    assert_eq!(found[0].launch.as_deref(), Some(&["/bin/true".to_owned()][..]));
-    assert_eq!(found[0].signing_cert_sha256, CertDigest::parse(DIGEST).unwrap());
+    assert_eq!(
+        found[0].launch.as_deref(),
+        Some(&["/bin/true".to_owned()][..])
+    );
+    assert_eq!(
+        found[0].signing_cert_sha256,
+        CertDigest::parse(DIGEST).unwrap()
+    );
 }
 
 #[tokio::test]
@@ -366,8 +378,13 @@ async fn aci47_at_most_8_in_flight_fifo() {
     for i in 0..20 {
         let c = r.controller.clone();
         tasks.push(tokio::spawn(async move {
-            c.call("com.example.one", req(&format!("c{i}")), CallMode::Sync, None)
-                .await
+            c.call(
+                "com.example.one",
+                req(&format!("c{i}")),
+                CallMode::Sync,
+                None,
+            )
+            .await
         }));
         // Let each task queue before the next one starts.
         tokio::task::yield_now().await;
@@ -421,7 +438,10 @@ async fn aci31_removed_package_is_forgotten() {
     r.controller.capabilities("com.example.one").await.unwrap();
     r.controller.update_providers(vec![]);
     assert_eq!(
-        r.controller.capabilities("com.example.one").await.unwrap_err(),
+        r.controller
+            .capabilities("com.example.one")
+            .await
+            .unwrap_err(),
         ControllerError::UnknownProvider("com.example.one".into())
     );
 }
@@ -431,7 +451,10 @@ async fn e5_aci_protocol_is_negotiated() {
     let r = rig(ControllerConfig::default());
     let c = r.controller.capabilities("com.example.one").await.unwrap();
     assert_eq!(c.protocol.as_deref(), Some("aci-protocol-v1"));
-    assert_eq!(r.controller.protocol("com.example.one").as_deref(), Some("aci-protocol-v1"));
+    assert_eq!(
+        r.controller.protocol("com.example.one").as_deref(),
+        Some("aci-protocol-v1")
+    );
     // A provider without the capability is not asked.
     *r.script.caps.lock().unwrap() = vec![caps()[0].clone()];
     let c = r.controller.capabilities("com.example.two").await.unwrap();
@@ -452,7 +475,12 @@ async fn aci32_call_log_has_names_sizes_status_never_values() {
         seen.store(n as usize, Ordering::SeqCst);
     });
     r.controller
-        .call("com.example.one", CallRequest::new("echo", params), CallMode::Async, Some(p))
+        .call(
+            "com.example.one",
+            CallRequest::new("echo", params),
+            CallMode::Async,
+            Some(p),
+        )
         .await
         .unwrap();
     assert_eq!(progress_seen.load(Ordering::SeqCst), 50);
