@@ -20,7 +20,7 @@ async fn aci03_ping_list_call_and_call_async() {
     assert!(rt.client.ping().await.unwrap());
 
     let caps = rt.client.get_capabilities().await.unwrap();
-    assert_eq!(caps.len(), 8);
+    assert_eq!(caps.len(), 9);
     let echo: serde_json::Value = serde_json::from_str(&caps[0]).unwrap();
     assert_eq!(echo["id"], "echo");
     assert_eq!(echo["version"], "1.0");

@@ -45,6 +45,8 @@ pub struct Seen {
     pub calls: AtomicUsize,
     pub after: AtomicUsize,
     pub caller_pkgs: std::sync::Mutex<Vec<Option<String>>>,
+    /// Releases calls to `wait`.
+    pub release: tokio::sync::Notify,
 }
 
 impl Seen {
@@ -93,6 +95,7 @@ impl AciService for Scripted {
             CapabilitySpec::create("secret", "Needs a special permission.")
                 .require_permission("com.example.permission.SECRET"),
             CapabilitySpec::create("confirm", "Asks the user first.").require_user_confirm(true),
+            CapabilitySpec::create("wait", "Waits until the test releases it."),
         ])
     }
 
@@ -115,6 +118,10 @@ impl AciService for Scripted {
                 "the backing store is offline. Retry later with token 1234",
             )),
             "boom" => panic!("provider bug"),
+            "wait" => {
+                self.seen.release.notified().await;
+                Ok(AciResponse::success().put_bool("released", true))
+            }
             _ => Ok(AciResponse::success().put_bool("done", true)),
         }
     }
