@@ -180,10 +180,10 @@ pub(crate) fn register(
             move |args, cancel| {
                 let book = book.clone();
                 async move {
-                    if let Some(delay) = book.slow {
-                        if !wait(name, delay, &cancel).await {
-                            return Ok(ToolOutput::error("The call was cancelled."));
-                        }
+                    if let Some(delay) = book.slow
+                        && !wait(name, delay, &cancel).await
+                    {
+                        return Ok(ToolOutput::error("The call was cancelled."));
                     }
                     run(&book, args)
                 }

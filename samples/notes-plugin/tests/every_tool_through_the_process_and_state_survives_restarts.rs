@@ -41,6 +41,9 @@ fn titles(listed: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Name, readOnlyHint, destructiveHint, idempotentHint.
+type Hints = (String, Option<bool>, Option<bool>, Option<bool>);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tool_works_through_the_process_and_state_survives_restarts() {
     let home = Home::new();
@@ -50,7 +53,7 @@ async fn every_tool_works_through_the_process_and_state_survives_restarts() {
     // tools/list: the ten tools and their hints.
     let listing = source.list().await.unwrap();
     assert!(listing.issues.is_empty(), "{:?}", listing.issues);
-    let hints: Vec<(String, Option<bool>, Option<bool>, Option<bool>)> = listing
+    let hints: Vec<Hints> = listing
         .capabilities
         .iter()
         .map(|c| {
