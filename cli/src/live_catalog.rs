@@ -181,11 +181,7 @@ async fn list_plugin(p: &DiscoveredPlugin) -> (PluginReport, Vec<Capability>) {
 fn write_status(r: &PluginReport, out: &mut impl Write) -> std::io::Result<()> {
     let head = format!("plugin {} ({})", r.name, r.package);
     match (r.state, &r.reason) {
-        ("ready", _) => writeln!(
-            out,
-            "{head}: ready, {} tools, {} skills",
-            r.tools, r.skills
-        )?,
+        ("ready", _) => writeln!(out, "{head}: ready, {} tools, {} skills", r.tools, r.skills)?,
         ("not_running", Some(reason)) => writeln!(out, "{head}: not running ({reason})")?,
         ("needs_reconfirmation", _) => writeln!(out, "{head}: disabled, needs re-confirmation")?,
         (state, Some(reason)) => writeln!(out, "{head}: {state}: {reason}")?,

@@ -146,7 +146,10 @@ async fn live_catalog_lists_a_running_plugin_and_reports_the_others() {
         .collect();
     assert_eq!(
         names,
-        ["mcp__notes__notes__note_add", "mcp__notes__notes__note_search"]
+        [
+            "mcp__notes__notes__note_add",
+            "mcp__notes__notes__note_search"
+        ]
     );
     let status = |plugin: &str| -> Value {
         v["plugins"]
@@ -199,7 +202,10 @@ async fn live_catalog_lists_a_running_plugin_and_reports_the_others() {
         text.contains("plugin memo (com.example.memo): disabled"),
         "{text}"
     );
-    assert!(text.contains("plugin todo (com.example.todo): not running"), "{text}");
+    assert!(
+        text.contains("plugin todo (com.example.todo): not running"),
+        "{text}"
+    );
     assert!(text.contains("mcp__notes__notes__note_search"), "{text}");
     assert!(text.contains("2 tools, 0 left out"), "{text}");
 }

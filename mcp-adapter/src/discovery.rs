@@ -154,7 +154,10 @@ impl PluginStateFile {
             ))
         })?;
         if state.version != 1 {
-            return Err(err(format!("version {} (this build reads 1)", state.version)));
+            return Err(err(format!(
+                "version {} (this build reads 1)",
+                state.version
+            )));
         }
         Ok(state)
     }

@@ -53,21 +53,36 @@ async fn discovered_plugin_sources_list_and_call_over_rsbinder_rpc() {
             {"package": "com.example.notes", "signingCertSha256": DIGEST_A, "plugin": "notes"}]}),
     );
     assert_eq!(plugins[0].status(), PluginStatus::Ready);
-    let found = Discovery { registry: "r".into(), plugins };
+    let found = Discovery {
+        registry: "r".into(),
+        plugins,
+    };
     let sources = found.sources(Duration::from_secs(5));
     assert_eq!(sources.len(), 1);
     assert!(!sources[0].is_connected().await, "discovery never connects");
     let listing = sources[0].list().await.unwrap();
     assert_eq!(listing.capabilities.len(), 1);
-    assert_eq!(listing.capabilities[0].id, CapabilityId::mcp("notes", "notes", "note_count"));
+    assert_eq!(
+        listing.capabilities[0].id,
+        CapabilityId::mcp("notes", "notes", "note_count")
+    );
     let out = sources[0]
-        .call(&listing.capabilities[0].id, serde_json::Map::new(), CancelToken::new())
+        .call(
+            &listing.capabilities[0].id,
+            serde_json::Map::new(),
+            CancelToken::new(),
+        )
         .await
         .unwrap();
     assert_eq!(out.structured_content, Some(json!({"count": 3})));
     let skills = found.skill_catalog();
     assert_eq!(skills.len(), 1);
-    assert!(skills.read("howto", None).unwrap().contains("Body of howto."));
+    assert!(
+        skills
+            .read("howto", None)
+            .unwrap()
+            .contains("Body of howto.")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,10 +94,19 @@ async fn a_peer_with_another_uid_than_the_registry_says_is_refused() {
         serve_channels(rpc_uri(&sock, "notes"), ServiceKind::Mcp, AdmitAll).unwrap();
     server().serve_incoming(incoming);
     let plugins = discover_with(
-        &[entry(uid.wrapping_add(777), "com.example.notes", DIGEST_A, d.path(), &sock)],
+        &[entry(
+            uid.wrapping_add(777),
+            "com.example.notes",
+            DIGEST_A,
+            d.path(),
+            &sock,
+        )],
         json!({"version": 1, "bundled": ["com.example.notes"]}),
     );
-    let found = Discovery { registry: "r".into(), plugins };
+    let found = Discovery {
+        registry: "r".into(),
+        plugins,
+    };
     let sources = found.sources(Duration::from_secs(5));
     match sources[0].list().await {
         Err(ListError::Unavailable { reason }) => assert_eq!(reason, "connect_failed"),
@@ -95,10 +119,19 @@ async fn a_plugin_that_is_not_running_is_unavailable_not_hung() {
     let d = package_dir(&manifest("notes", &["notes"]));
     let uid = std::fs::metadata(d.path()).unwrap().uid();
     let plugins = discover_with(
-        &[entry(uid, "com.example.notes", DIGEST_A, d.path(), &d.path().join("absent.sock"))],
+        &[entry(
+            uid,
+            "com.example.notes",
+            DIGEST_A,
+            d.path(),
+            &d.path().join("absent.sock"),
+        )],
         json!({"version": 1, "bundled": ["com.example.notes"]}),
     );
-    let found = Discovery { registry: "r".into(), plugins };
+    let found = Discovery {
+        registry: "r".into(),
+        plugins,
+    };
     let sources = found.sources(Duration::from_secs(2));
     let started = std::time::Instant::now();
     assert!(matches!(

@@ -31,7 +31,11 @@ fn mcp40_a_legacy_manifest_alone_is_not_a_plugin() {
 #[test]
 fn mcp40_a_legacy_manifest_next_to_the_root_one_is_ignored_and_reported() {
     let d = package_dir(&manifest("notes", &["notes"]));
-    write(d.path(), ".claude-plugin/plugin.json", r#"{"name":"other"}"#);
+    write(
+        d.path(),
+        ".claude-plugin/plugin.json",
+        r#"{"name":"other"}"#,
+    );
     let p = read(d.path());
     assert!(p.is_ready());
     assert_eq!(p.name(), Some("notes"));
@@ -47,7 +51,10 @@ fn mcp41_an_extra_top_level_field_fails_validation() {
     let texts = issue_texts(&p);
     assert_eq!(texts.len(), 1, "{texts:?}");
     assert!(texts[0].contains("additionalProperties"), "{texts:?}");
-    assert!(texts[0].contains("\"mcpServers\""), "names the field: {texts:?}");
+    assert!(
+        texts[0].contains("\"mcpServers\""),
+        "names the field: {texts:?}"
+    );
     assert!(p.manifest().is_none());
 }
 
@@ -99,11 +106,19 @@ fn mcp41_issue_messages_never_echo_values() {
 #[test]
 fn mcp41_not_json_and_duplicate_keys_are_rejected_with_a_position() {
     let d = tempfile::tempdir().unwrap();
-    write(d.path(), "plugin.json", "{\"$schema\": \"x\",\n  \"name\": }");
+    write(
+        d.path(),
+        "plugin.json",
+        "{\"$schema\": \"x\",\n  \"name\": }",
+    );
     let p = read(d.path());
     assert!(matches!(
         p.issues(),
-        [PackageIssue::NotJson { file: "plugin.json", line: 2, .. }]
+        [PackageIssue::NotJson {
+            file: "plugin.json",
+            line: 2,
+            ..
+        }]
     ));
     write(
         d.path(),
@@ -151,15 +166,35 @@ fn mcp42_schema_must_be_the_1_0_0_url() {
 
 #[test]
 fn mcp42_name_rules_with_the_lookahead() {
-    let good = ["a", "x.-y", "notes", "my.notes", "my-notes", "a1.b2-c3", "0", &"a".repeat(64)];
+    let good = [
+        "a",
+        "x.-y",
+        "notes",
+        "my.notes",
+        "my-notes",
+        "a1.b2-c3",
+        "0",
+        &"a".repeat(64),
+    ];
     for name in good {
         let p = read(package_dir(&manifest(name, &[])).path());
         assert!(p.is_ready(), "{name}: {:?}", p.issues());
     }
     let sixty_five = "a".repeat(65);
     let bad = [
-        "", "a--b", "a..b", "x..-y", "-a", "a-", ".a", "a.", "Notes", "no_tes", "no tes",
-        "nötes", &sixty_five,
+        "",
+        "a--b",
+        "a..b",
+        "x..-y",
+        "-a",
+        "a-",
+        ".a",
+        "a.",
+        "Notes",
+        "no_tes",
+        "no tes",
+        "nötes",
+        &sixty_five,
     ];
     for name in bad {
         let p = read(package_dir(&manifest(name, &[])).path());

@@ -7,9 +7,9 @@ mod registry;
 #[path = "fixtures/plugins/support.rs"]
 mod support;
 
-use mcp_adapter::plugin::device::{NameClaim, name_winners};
-use mcp_adapter::plugin::UnavailableReason;
 use mcp_adapter::PluginStatus;
+use mcp_adapter::plugin::UnavailableReason;
+use mcp_adapter::plugin::device::{NameClaim, name_winners};
 use registry::*;
 use serde_json::json;
 use support::*;
@@ -88,7 +88,10 @@ fn mcp45_discovery_marks_the_loser_unavailable_in_any_registry_order() {
         {"package": "com.example.b", "signingCertSha256": DIGEST_A, "plugin": "notes"}]});
     for entries in [[ea.clone(), eb.clone()], [eb.clone(), ea.clone()]] {
         let plugins = discover_with(&entries, state.clone());
-        assert_eq!(by_package(&plugins, "com.example.b").status(), PluginStatus::Ready);
+        assert_eq!(
+            by_package(&plugins, "com.example.b").status(),
+            PluginStatus::Ready
+        );
         let loser = by_package(&plugins, "com.example.a");
         assert_eq!(
             loser.status(),

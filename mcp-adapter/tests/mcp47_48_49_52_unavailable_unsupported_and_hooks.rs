@@ -9,8 +9,8 @@ mod support;
 
 use std::time::Duration;
 
-use mcp_adapter::plugin::{PackageIssue, UnavailableReason};
 use mcp_adapter::PluginStatus;
+use mcp_adapter::plugin::{PackageIssue, UnavailableReason};
 use registry::*;
 use serde_json::json;
 use support::*;
@@ -38,7 +38,13 @@ fn mcp47_rejected_plugins_stay_in_discovery_with_every_issue() {
         &[
             entry(10_000, "com.example.bad", DIGEST_A, bad.path(), &sock),
             entry(10_001, "com.example.good", DIGEST_A, good.path(), &sock),
-            entry(10_002, "com.example.gone", DIGEST_A, &bad.path().join("missing"), &sock),
+            entry(
+                10_002,
+                "com.example.gone",
+                DIGEST_A,
+                &bad.path().join("missing"),
+                &sock,
+            ),
         ],
         json!({"version": 1, "bundled": ["com.example.bad", "com.example.good", "com.example.gone"]}),
     );
@@ -54,7 +60,10 @@ fn mcp47_rejected_plugins_stay_in_discovery_with_every_issue() {
         by_package(&plugins, "com.example.gone").status(),
         PluginStatus::Unavailable(UnavailableReason::AssetsMissing)
     );
-    assert_eq!(by_package(&plugins, "com.example.good").status(), PluginStatus::Ready);
+    assert_eq!(
+        by_package(&plugins, "com.example.good").status(),
+        PluginStatus::Ready
+    );
 }
 
 #[test]
@@ -105,7 +114,13 @@ fn mcp49_mcp_json_servers_are_reported_unsupported_and_never_become_sources() {
     );
     assert_eq!(p.remote_servers().len(), 3);
     let plugins = discover_with(
-        &[entry(10_000, "com.example.notes", DIGEST_A, d.path(), &d.path().join("s"))],
+        &[entry(
+            10_000,
+            "com.example.notes",
+            DIGEST_A,
+            d.path(),
+            &d.path().join("s"),
+        )],
         json!({"version": 1, "bundled": ["com.example.notes"]}),
     );
     let sources = plugins[0].sources(Duration::from_secs(1));
@@ -133,7 +148,11 @@ fn mcp52_hooks_are_reported_and_never_executed() {
         marker.display()
     );
     write(d.path(), "hooks.json", &hook);
-    write(d.path(), "hooks/pre.sh", format!("#!/bin/sh\ntouch {}\n", marker.display()));
+    write(
+        d.path(),
+        "hooks/pre.sh",
+        format!("#!/bin/sh\ntouch {}\n", marker.display()),
+    );
     let p = read(d.path());
     assert!(p.is_ready());
     assert!(p.issues().contains(&PackageIssue::HooksNotExecuted {
@@ -143,7 +162,13 @@ fn mcp52_hooks_are_reported_and_never_executed() {
         path: "hooks/".into()
     }));
     let plugins = discover_with(
-        &[entry(10_000, "com.example.notes", DIGEST_A, d.path(), &d.path().join("s"))],
+        &[entry(
+            10_000,
+            "com.example.notes",
+            DIGEST_A,
+            d.path(),
+            &d.path().join("s"),
+        )],
         json!({"version": 1, "bundled": ["com.example.notes"]}),
     );
     let _ = plugins[0].sources(Duration::from_secs(1));

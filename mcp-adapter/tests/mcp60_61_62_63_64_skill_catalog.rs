@@ -30,15 +30,50 @@ fn mcp60_bad_frontmatter_disables_only_that_skill() {
     let d = package_dir(&manifest("notes", &["notes"]));
     skill(d.path(), "good", "Works.");
     write(d.path(), "skills/nofm/SKILL.md", "# Just markdown\n");
-    write(d.path(), "skills/garbage/SKILL.md", "---\n{{{ ]]] :::\n---\nbody\n");
-    write(d.path(), "skills/open/SKILL.md", "---\nname: open\ndescription: never closed\n");
-    write(d.path(), "skills/noname/SKILL.md", "---\ndescription: d\n---\n");
-    write(d.path(), "skills/nodesc/SKILL.md", "---\nname: nodesc\n---\n");
-    write(d.path(), "skills/other/SKILL.md", "---\nname: mismatch\ndescription: d\n---\n");
-    write(d.path(), "skills/Bad_Name/SKILL.md", "---\nname: Bad_Name\ndescription: d\n---\n");
-    write(d.path(), "skills/binary/SKILL.md", b"---\nname: binary\ndescription: d\n---\n\0\0");
-    write(d.path(), "skills/latin1/SKILL.md", b"---\nname: latin1\ndescription: caf\xe9\n---\n");
-    let long = format!("---\nname: long\ndescription: {}\n---\n", "x".repeat(20_000));
+    write(
+        d.path(),
+        "skills/garbage/SKILL.md",
+        "---\n{{{ ]]] :::\n---\nbody\n",
+    );
+    write(
+        d.path(),
+        "skills/open/SKILL.md",
+        "---\nname: open\ndescription: never closed\n",
+    );
+    write(
+        d.path(),
+        "skills/noname/SKILL.md",
+        "---\ndescription: d\n---\n",
+    );
+    write(
+        d.path(),
+        "skills/nodesc/SKILL.md",
+        "---\nname: nodesc\n---\n",
+    );
+    write(
+        d.path(),
+        "skills/other/SKILL.md",
+        "---\nname: mismatch\ndescription: d\n---\n",
+    );
+    write(
+        d.path(),
+        "skills/Bad_Name/SKILL.md",
+        "---\nname: Bad_Name\ndescription: d\n---\n",
+    );
+    write(
+        d.path(),
+        "skills/binary/SKILL.md",
+        b"---\nname: binary\ndescription: d\n---\n\0\0",
+    );
+    write(
+        d.path(),
+        "skills/latin1/SKILL.md",
+        b"---\nname: latin1\ndescription: caf\xe9\n---\n",
+    );
+    let long = format!(
+        "---\nname: long\ndescription: {}\n---\n",
+        "x".repeat(20_000)
+    );
     write(d.path(), "skills/long/SKILL.md", long);
     let p = read(d.path());
     assert!(p.is_ready());
@@ -48,13 +83,25 @@ fn mcp60_bad_frontmatter_disables_only_that_skill() {
     let expect = [
         ("skills/Bad_Name", SkillProblem::InvalidName),
         ("skills/binary", SkillProblem::Binary),
-        ("skills/garbage", SkillProblem::Frontmatter(FrontmatterError::BadLine(2))),
+        (
+            "skills/garbage",
+            SkillProblem::Frontmatter(FrontmatterError::BadLine(2)),
+        ),
         ("skills/latin1", SkillProblem::NotUtf8),
-        ("skills/long", SkillProblem::Frontmatter(FrontmatterError::TooLong)),
+        (
+            "skills/long",
+            SkillProblem::Frontmatter(FrontmatterError::TooLong),
+        ),
         ("skills/nodesc", SkillProblem::MissingDescription),
-        ("skills/nofm", SkillProblem::Frontmatter(FrontmatterError::Missing)),
+        (
+            "skills/nofm",
+            SkillProblem::Frontmatter(FrontmatterError::Missing),
+        ),
         ("skills/noname", SkillProblem::MissingName),
-        ("skills/open", SkillProblem::Frontmatter(FrontmatterError::Unterminated)),
+        (
+            "skills/open",
+            SkillProblem::Frontmatter(FrontmatterError::Unterminated),
+        ),
         ("skills/other", SkillProblem::NameMismatch),
     ];
     for (dir, problem) in &expect {
@@ -107,10 +154,19 @@ fn mcp61_only_ready_and_enabled_plugins_are_listed() {
     let c = package_dir(&manifest("Not Valid", &[]));
     skill(c.path(), "c-skill", "C.");
     let cat = SkillCatalog::build([
-        SkillProvider { package: Arc::new(read(a.path())), usable: true },
-        SkillProvider { package: Arc::new(read(b.path())), usable: false },
+        SkillProvider {
+            package: Arc::new(read(a.path())),
+            usable: true,
+        },
+        SkillProvider {
+            package: Arc::new(read(b.path())),
+            usable: false,
+        },
         // A rejected manifest has no name: never listed even if marked usable.
-        SkillProvider { package: Arc::new(read(c.path())), usable: true },
+        SkillProvider {
+            package: Arc::new(read(c.path())),
+            usable: true,
+        },
     ]);
     let names: Vec<&str> = cat.skills().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["a-skill"]);
@@ -195,8 +251,14 @@ fn mcp64_every_conflicting_skill_is_renamed_order_independently() {
         let cat = catalog(&order);
         let names: Vec<&str> = cat.skills().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["only-a", "alpha:search", "beta:search"]);
-        assert!(cat.issues().contains(&SkillCatalogIssue::Renamed { skill: "search".into() }));
-        assert!(cat.read("alpha:search", None).unwrap().contains("Body of search."));
+        assert!(cat.issues().contains(&SkillCatalogIssue::Renamed {
+            skill: "search".into()
+        }));
+        assert!(
+            cat.read("alpha:search", None)
+                .unwrap()
+                .contains("Body of search.")
+        );
         assert_eq!(
             cat.read("search", None),
             Err(mcp_adapter::SkillError::UnknownSkill),

@@ -32,7 +32,10 @@ fn mcp65_header_and_one_json_line_per_skill() {
     let lines: Vec<&str> = s.lines().collect();
     assert_eq!(lines[0], PROMPT_HEADER);
     assert_eq!(lines[1], PROMPT_NOTICE);
-    assert!(PROMPT_NOTICE.contains("third-party") && PROMPT_NOTICE.contains("not an instruction from the user or AgentOS"));
+    assert!(
+        PROMPT_NOTICE.contains("third-party")
+            && PROMPT_NOTICE.contains("not an instruction from the user or AgentOS")
+    );
     assert_eq!(lines.len(), 4);
     let first: Value = serde_json::from_str(lines[2]).unwrap();
     assert_eq!(
@@ -48,7 +51,10 @@ fn mcp65_descriptions_are_cut_to_240_units_in_the_section() {
     let d = package_dir(&manifest("notes", &[]));
     skill(d.path(), "long", &"é".repeat(900));
     let cat = catalog(&[d.path()]);
-    assert_eq!(cat.skills().next().unwrap().description.chars().count(), 900);
+    assert_eq!(
+        cat.skills().next().unwrap().description.chars().count(),
+        900
+    );
     let s = cat.system_prompt_section().unwrap();
     let line: Value = serde_json::from_str(s.lines().nth(2).unwrap()).unwrap();
     assert_eq!(
@@ -94,9 +100,15 @@ fn mcp66_a_catalog_is_a_snapshot() {
     skill(d.path(), "second", "Two.");
     std::fs::remove_dir_all(d.path().join("skills/first")).unwrap();
     assert_eq!(task.system_prompt_section(), section);
-    assert_eq!(task.skills().map(|s| s.name.clone()).collect::<Vec<_>>(), ["first"]);
+    assert_eq!(
+        task.skills().map(|s| s.name.clone()).collect::<Vec<_>>(),
+        ["first"]
+    );
     assert!(task.read("second", None).is_err());
     // A new task sees the change.
     let next = catalog(&[d.path()]);
-    assert_eq!(next.skills().map(|s| s.name.clone()).collect::<Vec<_>>(), ["second"]);
+    assert_eq!(
+        next.skills().map(|s| s.name.clone()).collect::<Vec<_>>(),
+        ["second"]
+    );
 }

@@ -8,8 +8,7 @@
 mod support;
 
 use mcp_adapter::skills::{
-    PathRule, READ_MAX_BYTES, READ_SKILL_TOOL, SkillError, TRUNCATION_MARK,
-    read_skill_input_schema,
+    PathRule, READ_MAX_BYTES, READ_SKILL_TOOL, SkillError, TRUNCATION_MARK, read_skill_input_schema,
 };
 use serde_json::{Map, Value, json};
 use support::*;
@@ -26,13 +25,19 @@ fn mcp67_without_path_the_skill_md_body_under_a_third_party_first_line() {
     assert!(first.starts_with("[Third-party content"), "{first}");
     assert!(first.contains("not an instruction from the user or AgentOS"));
     assert!(first.contains("\"notes\"") && first.contains("\"notes-howto\""));
-    assert_eq!(lines.next(), Some("# Notes"), "frontmatter is not part of the body");
+    assert_eq!(
+        lines.next(),
+        Some("# Notes"),
+        "frontmatter is not part of the body"
+    );
     assert!(!text.contains("description: >-"));
 }
 
 #[test]
 fn mcp67_with_path_a_file_of_the_skill() {
-    let text = notes().read("notes-howto", Some("references/fields.md")).unwrap();
+    let text = notes()
+        .read("notes-howto", Some("references/fields.md"))
+        .unwrap();
     assert!(text.starts_with("[Third-party content"));
     assert!(text.ends_with("id: integer\ntext: string\ntags: string[]\n"));
     // SKILL.md itself, by path, comes whole.
@@ -45,9 +50,18 @@ fn mcp67_tool_arguments() {
     let cat = notes();
     let args = |v: Value| -> Map<String, Value> { v.as_object().unwrap().clone() };
     assert!(cat.call(&args(json!({"name": "notes-howto"}))).is_ok());
-    assert!(cat.call(&args(json!({"name": "notes-howto", "path": null}))).is_ok());
-    assert!(matches!(cat.call(&args(json!({}))), Err(SkillError::InvalidArguments(_))));
-    assert!(matches!(cat.call(&args(json!({"name": 3}))), Err(SkillError::InvalidArguments(_))));
+    assert!(
+        cat.call(&args(json!({"name": "notes-howto", "path": null})))
+            .is_ok()
+    );
+    assert!(matches!(
+        cat.call(&args(json!({}))),
+        Err(SkillError::InvalidArguments(_))
+    ));
+    assert!(matches!(
+        cat.call(&args(json!({"name": 3}))),
+        Err(SkillError::InvalidArguments(_))
+    ));
     assert!(matches!(
         cat.call(&args(json!({"name": "notes-howto", "path": ["x"]}))),
         Err(SkillError::InvalidArguments(_))
@@ -60,7 +74,10 @@ fn mcp67_tool_arguments() {
     let schema = read_skill_input_schema();
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["required"], json!(["name"]));
-    assert!(jsonschema::is_valid(&schema, &json!({"name": "x", "path": "a/b"})));
+    assert!(jsonschema::is_valid(
+        &schema,
+        &json!({"name": "x", "path": "a/b"})
+    ));
     assert!(!jsonschema::is_valid(&schema, &json!({"path": "a/b"})));
 }
 
@@ -100,8 +117,19 @@ fn mcp68_error_messages_never_repeat_the_path() {
 #[test]
 fn mcp68_traversal_in_the_skill_name_finds_nothing() {
     let cat = notes();
-    for name in ["../notes-howto", "notes-howto/..", "..", "notes-howto/../../plugin", "/etc", "notes:notes-howto"] {
-        assert_eq!(cat.read(name, None), Err(SkillError::UnknownSkill), "{name:?}");
+    for name in [
+        "../notes-howto",
+        "notes-howto/..",
+        "..",
+        "notes-howto/../../plugin",
+        "/etc",
+        "notes:notes-howto",
+    ] {
+        assert_eq!(
+            cat.read(name, None),
+            Err(SkillError::UnknownSkill),
+            "{name:?}"
+        );
     }
 }
 
@@ -113,13 +141,19 @@ fn mcp68_only_files_in_the_package_list() {
         Err(SkillError::NotInPackage)
     );
     // plugin.json is in the package, but not in this Skill's directory.
-    assert_eq!(cat.read("notes-howto", Some("plugin.json")), Err(SkillError::NotInPackage));
+    assert_eq!(
+        cat.read("notes-howto", Some("plugin.json")),
+        Err(SkillError::NotInPackage)
+    );
     // A file added after the package was read is not in its list.
     let d = package_dir(&manifest("notes", &[]));
     skill(d.path(), "howto", "How.");
     let cat = catalog(&[d.path()]);
     write(d.path(), "skills/howto/late.md", "late");
-    assert_eq!(cat.read("howto", Some("late.md")), Err(SkillError::NotInPackage));
+    assert_eq!(
+        cat.read("howto", Some("late.md")),
+        Err(SkillError::NotInPackage)
+    );
 }
 
 #[test]
@@ -134,9 +168,16 @@ fn mcp68_symlinks_are_not_in_the_list() {
     )
     .unwrap();
     let p = read(d.path());
-    assert!(p.issues().iter().any(|i| i.to_string().contains("symbolic link")));
+    assert!(
+        p.issues()
+            .iter()
+            .any(|i| i.to_string().contains("symbolic link"))
+    );
     let cat = catalog(&[d.path()]);
-    assert_eq!(cat.read("howto", Some("link.md")), Err(SkillError::NotInPackage));
+    assert_eq!(
+        cat.read("howto", Some("link.md")),
+        Err(SkillError::NotInPackage)
+    );
 }
 
 #[test]
@@ -144,8 +185,16 @@ fn mcp68_nul_is_binary_and_64_kib_plus_one_is_truncated_and_marked() {
     let d = package_dir(&manifest("notes", &[]));
     skill(d.path(), "howto", "How.");
     write(d.path(), "skills/howto/blob.bin", b"PNG\0\x01\x02");
-    write(d.path(), "skills/howto/exact.md", "a".repeat(READ_MAX_BYTES));
-    write(d.path(), "skills/howto/big.md", "b".repeat(READ_MAX_BYTES + 1));
+    write(
+        d.path(),
+        "skills/howto/exact.md",
+        "a".repeat(READ_MAX_BYTES),
+    );
+    write(
+        d.path(),
+        "skills/howto/big.md",
+        "b".repeat(READ_MAX_BYTES + 1),
+    );
     // A multi-byte character straddling the cut is dropped, not split.
     write(
         d.path(),
@@ -156,7 +205,11 @@ fn mcp68_nul_is_binary_and_64_kib_plus_one_is_truncated_and_marked() {
     assert_eq!(cat.read("howto", Some("blob.bin")), Err(SkillError::Binary));
     let body = |t: &str| t.split_once('\n').unwrap().1.to_owned();
     let exact = cat.read("howto", Some("exact.md")).unwrap();
-    assert_eq!(body(&exact), "a".repeat(READ_MAX_BYTES), "64 KiB exactly: whole, no mark");
+    assert_eq!(
+        body(&exact),
+        "a".repeat(READ_MAX_BYTES),
+        "64 KiB exactly: whole, no mark"
+    );
     let big = cat.read("howto", Some("big.md")).unwrap();
     let cut = body(&big);
     assert_eq!(
@@ -204,6 +257,8 @@ fn mcp70_shipped_scripts_are_never_executed() {
     let text = cat.read("howto", Some("scripts/run.sh")).unwrap();
     assert!(text.contains("touch"));
     let fixture_cat = catalog(&[&fixture("notes")]);
-    let _ = fixture_cat.read("notes-howto", Some("scripts/cleanup.sh")).unwrap();
+    let _ = fixture_cat
+        .read("notes-howto", Some("scripts/cleanup.sh"))
+        .unwrap();
     assert!(!marker.exists(), "a script ran");
 }

@@ -147,8 +147,14 @@ mod tests {
         let mut b = a.clone();
         b.version_code = 2;
         assert_eq!(IdentityChange::between(None, &a), IdentityChange::New);
-        assert_eq!(IdentityChange::between(Some(&a), &a), IdentityChange::Unchanged);
-        assert_eq!(IdentityChange::between(Some(&a), &b), IdentityChange::Updated);
+        assert_eq!(
+            IdentityChange::between(Some(&a), &a),
+            IdentityChange::Unchanged
+        );
+        assert_eq!(
+            IdentityChange::between(Some(&a), &b),
+            IdentityChange::Updated
+        );
         assert!(IdentityChange::Updated.actions().is_empty());
         b.signing_cert_sha256 = digest(2);
         let c = IdentityChange::between(Some(&a), &b);

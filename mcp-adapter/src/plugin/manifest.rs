@@ -303,7 +303,9 @@ mod tests {
 
     #[test]
     fn class_names() {
-        assert!(is_class_name("org.agentos.sample.notes.agent.NotesMcpService"));
+        assert!(is_class_name(
+            "org.agentos.sample.notes.agent.NotesMcpService"
+        ));
         assert!(!is_class_name("NotesMcpService"));
         assert!(!is_class_name("org..Notes"));
         assert!(!is_class_name("org.9notes.X"));

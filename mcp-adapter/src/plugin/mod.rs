@@ -68,7 +68,8 @@ pub const MCP_JSON_MAX_BYTES: usize = 256 * 1024;
 pub const MANIFEST_FILE: &str = "plugin.json";
 
 /// Legacy manifests that are never read (MCP-40).
-pub const IGNORED_MANIFESTS: [&str; 2] = [".codex-plugin/plugin.json", ".claude-plugin/plugin.json"];
+pub const IGNORED_MANIFESTS: [&str; 2] =
+    [".codex-plugin/plugin.json", ".claude-plugin/plugin.json"];
 
 /// Why a plugin cannot be used (MCP-47, MCP-48).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

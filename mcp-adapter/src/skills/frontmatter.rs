@@ -160,7 +160,12 @@ fn scalar(first: &str, more: &[&str], lineno: usize) -> Result<String, Frontmatt
         if !header.chars().all(|c| matches!(c, '-' | '+' | '1'..='9')) {
             return Err(FrontmatterError::BadLine(lineno));
         }
-        return Ok(block(folded, header.contains('-'), header.contains('+'), more));
+        return Ok(block(
+            folded,
+            header.contains('-'),
+            header.contains('+'),
+            more,
+        ));
     }
     if first.starts_with('"') || first.starts_with('\'') {
         let mut joined = first.to_owned();
@@ -328,7 +333,9 @@ mod tests {
 
     #[test]
     fn other_keys_and_nested_maps_are_skipped() {
-        let v = values("---\nname: x\nmetadata:\n  a: 1\n  b: [1, 2]\nallowed-tools: Bash\ndescription: d\n---\n");
+        let v = values(
+            "---\nname: x\nmetadata:\n  a: 1\n  b: [1, 2]\nallowed-tools: Bash\ndescription: d\n---\n",
+        );
         assert_eq!(v.len(), 2);
         assert_eq!(v["description"], "d");
     }
@@ -345,10 +352,22 @@ mod tests {
         assert_eq!(parse("no frontmatter"), Err(FrontmatterError::Missing));
         assert_eq!(parse("---\nname: x\n"), Err(FrontmatterError::Unterminated));
         assert_eq!(parse("---\n{{{\n---\n"), Err(FrontmatterError::BadLine(2)));
-        assert_eq!(parse("---\nname: 'x\n---\n"), Err(FrontmatterError::BadQuote(2)));
-        assert_eq!(parse("---\nname: x\nname: y\n---\n"), Err(FrontmatterError::DuplicateKey(3)));
-        assert_eq!(parse("---\n  name: x\n---\n"), Err(FrontmatterError::BadLine(2)));
-        let long = format!("---\ndescription: {}\n---\n", "a".repeat(FRONTMATTER_MAX_BYTES));
+        assert_eq!(
+            parse("---\nname: 'x\n---\n"),
+            Err(FrontmatterError::BadQuote(2))
+        );
+        assert_eq!(
+            parse("---\nname: x\nname: y\n---\n"),
+            Err(FrontmatterError::DuplicateKey(3))
+        );
+        assert_eq!(
+            parse("---\n  name: x\n---\n"),
+            Err(FrontmatterError::BadLine(2))
+        );
+        let long = format!(
+            "---\ndescription: {}\n---\n",
+            "a".repeat(FRONTMATTER_MAX_BYTES)
+        );
         assert_eq!(parse(&long), Err(FrontmatterError::TooLong));
     }
 }

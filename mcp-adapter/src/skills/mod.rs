@@ -351,7 +351,9 @@ pub enum SkillError {
     #[error("read_skill takes {{\"name\": string, \"path\"?: string}}: {0}")]
     InvalidArguments(&'static str),
     /// No listed Skill has that name.
-    #[error("No Skill with that name is listed; use a name exactly as shown in the Skills section.")]
+    #[error(
+        "No Skill with that name is listed; use a name exactly as shown in the Skills section."
+    )]
     UnknownSkill,
     /// The path broke an MCP-68 rule.
     #[error("The path is not allowed: {0}. Use a relative path such as references/api.md.")]
