@@ -293,7 +293,19 @@ pub fn check_url(url: &str, policy: SessionUrlPolicy) -> Result<(), BatchRule> {
     if url.is_empty() || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(BatchRule::UrlInvalid);
     }
-    let parsed = reqwest::Url::parse(url).map_err(|_| BatchRule::UrlInvalid)?;
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        // `https://8.8.8.08/` or `https://1.2.3.256/` fail to parse: still a numeric host
+        // that is not canonical dotted-decimal.
+        let numeric = raw_host(url).is_some_and(|h| {
+            let h = h.strip_suffix('.').unwrap_or(h);
+            is_numeric_label(&h.rsplit('.').next().unwrap_or(h).to_ascii_lowercase())
+        });
+        return Err(if numeric {
+            BatchRule::UrlHost
+        } else {
+            BatchRule::UrlInvalid
+        });
+    };
     if parsed.cannot_be_a_base() || parsed.host_str().is_none() {
         return Err(BatchRule::UrlInvalid);
     }
@@ -535,10 +547,9 @@ mod tests {
             check_url("https://8.8.8.8/mcp", SessionUrlPolicy::strict()),
             Ok(())
         );
-        // Not an address at all: the URL itself is invalid.
         assert_eq!(
             check_url("https://1.2.3.256/mcp", SessionUrlPolicy::strict()),
-            Err(BatchRule::UrlInvalid)
+            Err(BatchRule::UrlHost)
         );
     }
 
