@@ -469,7 +469,15 @@ struct Emitter {
 
 impl Emitter {
     fn log(&self, update: &SessionUpdate) -> Result<Value, RpcError> {
-        let body = serde_json::to_value(update).map_err(|_| RpcError::internal())?;
+        let mut body = serde_json::to_value(update).map_err(|_| RpcError::internal())?;
+        // ACP-35: `tool_call` carries `kind:"other"` and `status:"pending"` explicitly (the
+        // schema type leaves default values out).
+        if body["sessionUpdate"] == "tool_call"
+            && let Some(obj) = body.as_object_mut()
+        {
+            obj.entry("kind").or_insert_with(|| Value::from("other"));
+            obj.entry("status").or_insert_with(|| Value::from("pending"));
+        }
         self.rt
             .store
             .append_event(&self.session, self.turn, &body)

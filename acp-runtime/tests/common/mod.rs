@@ -60,6 +60,14 @@ pub struct NotesBehaviour {
 /// A real MCP provider "com.example.notes"/"notes" with `note_add`, `note_read`, `note_slow`,
 /// reached through a fresh `memory::pair` on every connect.
 pub fn notes_source(b: NotesBehaviour) -> Arc<McpSource> {
+    notes_source_with_death(b, Arc::new(Mutex::new(None)))
+}
+
+/// Like [`notes_source`]; the death switch of the latest connection is stored in `death`.
+pub fn notes_source_with_death(
+    b: NotesBehaviour,
+    death: Arc<Mutex<Option<binder_channel::memory::DeathSwitch>>>,
+) -> Arc<McpSource> {
     let server = Arc::new(
         McpServer::new("notes", move |r| {
             let calls = b.calls.clone();
@@ -114,8 +122,11 @@ pub fn notes_source(b: NotesBehaviour) -> Arc<McpSource> {
     );
     let connector: Connector = Arc::new(move || {
         let server = Arc::clone(&server);
+        let death = Arc::clone(&death);
         Box::pin(async move {
-            let (host, plugin) = binder_channel::memory::pair(1_000, 10_999).map_err(|_| "pair".to_owned())?;
+            let (host, plugin, switch) = binder_channel::memory::pair_with_death(1_000, 10_999)
+                .map_err(|_| "pair".to_owned())?;
+            *death.lock().unwrap() = Some(switch);
             server.serve(plugin);
             Ok(host)
         })
@@ -209,6 +220,22 @@ impl ModelClient for ScriptModel {
 pub struct Harness {
     pub rt: Arc<Runtime>,
     pub dir: Arc<tempfile::TempDir>,
+}
+
+/// F's fake model server (a real HTTP server on 127.0.0.1) and an `OpenAiClient` for it.
+pub async fn fake_model() -> (acp_runtime::model::FakeModelServer, Arc<dyn ModelClient>) {
+    let server = acp_runtime::model::FakeModelServer::start_local().await.unwrap();
+    let client = acp_runtime::model::OpenAiClient::new(acp_runtime::model::ModelConfig::new(
+        server.url(),
+        "fake-model",
+    ))
+    .unwrap();
+    (server, Arc::new(client))
+}
+
+/// `{"fake": directive}` as prompt text.
+pub fn directive(d: Value) -> String {
+    json!({ "fake": d }).to_string()
 }
 
 impl Harness {
