@@ -239,3 +239,32 @@ async fn too_many_tool_calls_is_protocol() {
     let (_, err) = run(&client(&url), request("hi", &[])).await;
     assert_eq!(err, Some(ModelError::Protocol));
 }
+
+/// A provider that ignores `stream: true` and answers one `chat.completion` document.
+#[tokio::test]
+async fn non_streamed_json_reply_is_read_whole() {
+    let body = r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi","reasoning_content":"r","tool_calls":[{"id":"c9","type":"function","function":{"name":"t","arguments":"{\"a\":2}"}}]},"finish_reason":"tool_calls"}]}"#;
+    let head: &'static str = Box::leak(
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_boxed_str(),
+    );
+    let url = raw_server(head, vec![body.as_bytes().to_vec()]).await;
+    let (events, err) = run(&client(&url), request("hi", &[])).await;
+    assert_eq!(err, None);
+    assert_eq!(
+        events,
+        vec![
+            ModelEvent::ThoughtDelta("r".into()),
+            ModelEvent::TextDelta("hi".into()),
+            ModelEvent::ToolCall(ToolCallRequest {
+                id: "c9".into(),
+                name: "t".into(),
+                arguments: "{\"a\":2}".into(),
+            }),
+            ModelEvent::Finished(FinishReason::ToolCalls),
+        ]
+    );
+}
