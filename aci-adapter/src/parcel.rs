@@ -645,7 +645,7 @@ fn overrun(e: ParcelError) -> ParcelError {
 /// Appends 4-byte aligned bytes produced by a [`ParcelWriter`] to an rsbinder parcel, word by
 /// word, so the parcel holds exactly these bytes.
 pub fn write_to_binder(parcel: &mut rsbinder::Parcel, bytes: &[u8]) -> rsbinder::Result<()> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(rsbinder::StatusCode::BadValue);
     }
     for w in bytes.chunks_exact(4) {
