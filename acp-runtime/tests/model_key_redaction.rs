@@ -74,3 +74,14 @@ fn key_with_newline_is_not_configured_and_not_echoed() {
         .unwrap_err();
     assert_eq!(err, ModelError::NotConfigured);
 }
+
+#[test]
+fn url_credentials_are_not_in_debug() {
+    let config = ModelConfig::new(
+        "https://user:pw-SECRET@example.invalid/v1?key=q-SECRET",
+        "m",
+    );
+    let text = format!("{config:?}");
+    assert!(!text.contains("SECRET"), "{text}");
+    assert!(text.contains("example.invalid"), "{text}");
+}

@@ -124,8 +124,8 @@ impl FakeModelServer {
         }
     }
 
-    /// Resolves once [`shutdown`](Self::shutdown) was called or the server was dropped — for
-    /// a command that serves until it is told to stop.
+    /// A token that fires when [`shutdown`](Self::shutdown) is called or the server is dropped
+    /// (await `stop_token().cancelled()` to serve until then).
     pub fn stop_token(&self) -> CancelToken {
         self.stop.clone()
     }

@@ -74,8 +74,9 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-/// Where the model is and how to reach it.
-#[derive(Debug, Clone)]
+/// Where the model is and how to reach it. `Debug` shows the URL without user info, query
+/// or fragment, and never the key.
+#[derive(Clone)]
 pub struct ModelConfig {
     /// API base URL; requests go to `{base_url}/chat/completions`.
     pub base_url: String,
@@ -87,6 +88,28 @@ pub struct ModelConfig {
     pub connect_timeout: Duration,
     /// Longest wait for the next bytes of the response (→ `model_timeout`).
     pub read_timeout: Duration,
+}
+
+impl fmt::Debug for ModelConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let url = match reqwest::Url::parse(&self.base_url) {
+            Ok(mut u) => {
+                let _ = u.set_username("");
+                let _ = u.set_password(None);
+                u.set_query(None);
+                u.set_fragment(None);
+                u.to_string()
+            }
+            Err(_) => "<unparseable>".to_owned(),
+        };
+        f.debug_struct("ModelConfig")
+            .field("base_url", &url)
+            .field("model", &self.model)
+            .field("key", &self.key)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .finish()
+    }
 }
 
 impl ModelConfig {
