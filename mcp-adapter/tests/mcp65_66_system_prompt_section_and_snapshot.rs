@@ -39,6 +39,10 @@ fn mcp65_header_and_one_json_line_per_skill() {
     assert_eq!(lines.len(), 4);
     let first: Value = serde_json::from_str(lines[2]).unwrap();
     assert_eq!(
+        lines[2], r#"{"name":"a-one","description":"First \"quoted\" skill.","plugin":"notes"}"#,
+        "keys in SPEC order"
+    );
+    assert_eq!(
         first,
         serde_json::json!({"name": "a-one", "description": "First \"quoted\" skill.", "plugin": "notes"})
     );

@@ -495,12 +495,17 @@ impl SkillCatalog {
             .entries
             .iter()
             .map(|e| {
-                let v = json!({
-                    "name": e.listed.name,
-                    "description": truncate_utf16(&e.listed.description, PROMPT_DESCRIPTION_MAX),
-                    "plugin": e.listed.plugin,
-                });
-                format!("{v}\n")
+                // Keys in SPEC order (name, description, plugin), whatever the map type.
+                let text = |s: &str| Value::String(s.to_owned()).to_string();
+                format!(
+                    "{{\"name\":{},\"description\":{},\"plugin\":{}}}\n",
+                    text(&e.listed.name),
+                    text(truncate_utf16(
+                        &e.listed.description,
+                        PROMPT_DESCRIPTION_MAX
+                    )),
+                    text(&e.listed.plugin),
+                )
             })
             .collect();
         let head = utf16_len(&out);
