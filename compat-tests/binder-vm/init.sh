@@ -182,6 +182,39 @@ else
     fail "peer death (client): client did not open: $(cat /tmp/hang.log)"
 fi
 
+# 5 (run before 4, which kills the MCP provider). One ACI call round over kernel Binder:
+# the sample provider as uid 1000, the controller as uid 2000 (issue 7): getCapabilities, a
+# sync call, a callAsync with progress through IACICallback, and a permission denial.
+aci_round() {
+    mkdir -p /tmp/aci-data
+    chown 1000:1000 /tmp/aci-data
+    attempt=0
+    while [ "$attempt" -lt 10 ]; do
+        su -s /bin/sh provider -c "exec /bin/aci-provider --kernel --data /tmp/aci-data --registry /etc/aci-provider-registry.json" > /tmp/aci-provider.log 2>&1 &
+        ACI_PROVIDER=$!
+        wait_for /tmp/aci-provider.log 'aci-provider ready|aci-provider: ' > /dev/null
+        grep -q 'aci-provider ready' /tmp/aci-provider.log && break
+        kill -9 "$ACI_PROVIDER" 2>/dev/null
+        usleep 500000
+        attempt=$((attempt + 1))
+    done
+    if ! grep -q 'aci-provider ready' /tmp/aci-provider.log; then
+        fail "aci: provider did not start: $(cat /tmp/aci-provider.log)"
+        return
+    fi
+    pass "aci: sample provider serves ai.aci.core.IACIService on kernel Binder as uid 1000"
+    su -s /bin/sh client -c "/bin/aci_vm_client --registry /etc/aci-controller-registry.json" > /tmp/aci-client.log 2>&1
+    while read -r verdict rest; do
+        case "$verdict" in
+        PASS) pass "aci: $rest" ;;
+        FAIL) fail "aci: $rest" ;;
+        esac
+    done < /tmp/aci-client.log
+    grep -q '^RESULT ok' /tmp/aci-client.log || fail "aci: client: $(grep -v '^PASS' /tmp/aci-client.log | head -20)"
+    kill "$ACI_PROVIDER" 2>/dev/null
+}
+aci_round
+
 # 4. The provider dies: the client's channel closes as peer_died (CH-42).
 $PEER as-uid $CLIENT_UID hang binder://mcp --expect-uid $PROVIDER_UID > /tmp/hang2.log 2>&1 &
 if wait_for /tmp/hang2.log '^READY|^RESULT' > /dev/null && grep -q '^READY' /tmp/hang2.log; then

@@ -88,6 +88,11 @@ log "building binder_channel_peer ($profile)"
 (cd "$repo" && cargo build --quiet "${cargo_profile[@]}" -p binder-channel --bin binder_channel_peer)
 peer=$target/$profile/binder_channel_peer
 [ -x "$peer" ] || die "no $peer"
+log "building the sample ACI provider and the ACI VM client ($profile)"
+(cd "$repo" && cargo build --quiet "${cargo_profile[@]}" -p aci-provider --bins)
+aci_provider=$target/$profile/aci-provider
+aci_client=$target/$profile/aci_vm_client
+[ -x "$aci_provider" ] && [ -x "$aci_client" ] || die "no $aci_provider / $aci_client"
 
 hub=$work/tools/bin/rsb_hub
 if ! [ -x "$hub" ]; then
@@ -107,9 +112,15 @@ for applet in $("$root/bin/busybox" --list); do
 done
 cp "$peer" "$root/bin/binder_channel_peer"
 cp "$hub" "$root/bin/rsb_hub"
+cp "$aci_provider" "$root/bin/aci-provider"
+cp "$aci_client" "$root/bin/aci_vm_client"
+# ACI round: each side's registry maps the other side's UID (provider 1000, controller 2000).
+digest=AB00000000000000000000000000000000000000000000000000000000000001
+printf '{"version":1,"packages":[{"uid":2000,"package":"org.agentos.app","signingCertSha256":"%s","permissions":["ai.aci.permission.CALL"]}]}\n' "$digest" > "$root/etc/aci-provider-registry.json"
+printf '{"version":1,"packages":[{"uid":1000,"package":"com.example.acidemo","signingCertSha256":"%s","versionCode":1,"exports":{"aci":{"actions":["ai.aci.core.ACTION_BIND"],"socket":"/unused-on-kernel-binder"}}}]}\n' "$digest" > "$root/etc/aci-controller-registry.json"
 cp "$kdir/binder_linux.ko" "$root/lib/modules/"
 # The binaries' shared libraries, at the paths the dynamic loader looks for them.
-for lib in $(ldd "$peer" "$hub" | awk '/=> \//{print $3} /^\t\/[^ ]+ \(/{print $1}' | sort -u); do
+for lib in $(ldd "$peer" "$hub" "$aci_provider" "$aci_client" | awk '/=> \//{print $3} /^\t\/[^ ]+ \(/{print $1}' | sort -u); do
     mkdir -p "$root$(dirname "$lib")"
     cp -L "$lib" "$root$lib"
 done

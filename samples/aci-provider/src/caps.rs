@@ -139,7 +139,10 @@ impl SampleService {
                 return bad("no such file in the provider's files directory");
             }
             Err(_) => {
-                return AciResponse::error(error_code::INTERNAL_ERROR, "the file could not be read");
+                return AciResponse::error(
+                    error_code::INTERNAL_ERROR,
+                    "the file could not be read",
+                );
             }
         };
         let total = file.metadata().await.map(|m| m.len()).unwrap_or(0);
