@@ -243,6 +243,24 @@ impl Runtime {
         tracing::info!("runtime stopped");
     }
 
+    /// Waits until every task started so far has ended (prompts finish, nothing is
+    /// cancelled). `capbridge serve --stdio` calls it after the client went away (ACP-53).
+    pub async fn wait_idle(&self) {
+        loop {
+            let handles: Vec<JoinHandle<()>> = {
+                let mut tasks = lock(&self.tasks);
+                tasks.retain(|h| !h.is_finished());
+                if tasks.is_empty() {
+                    return;
+                }
+                std::mem::take(&mut *tasks)
+            };
+            for h in handles {
+                let _ = h.await;
+            }
+        }
+    }
+
     /// A session visible to `caller`, loading it from the store when needed. Foreign,
     /// deleted, unknown and malformed ids all get the same `session_not_found` (ACP-12).
     pub(crate) fn session_for(
