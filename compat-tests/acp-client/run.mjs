@@ -183,8 +183,9 @@ class Agent {
     this.stderr = "";
     this.rawLines = [];
     const argv = ["serve", "--stdio", "--model", "fake", "--consent", consent, "--registry", fixture.registryDir];
-    if (dataDir) argv.push("--data", dataDir);
-    this.child = spawn(fixture.capbridge, argv, { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" } });
+    // Always a private state directory (the default is the user's XDG state).
+    argv.push("--data", dataDir ?? mkdtempSync(join(fixture.dir, "data-")));
+    this.child = spawn(fixture.capbridge, argv, { detached: true, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" } });
     this.child.stderr.on("data", (d) => {
       this.stderr = (this.stderr + d.toString()).slice(-4000);
     });
