@@ -38,7 +38,10 @@ impl Drop for BinderServer {
 impl Runtime {
     /// Serves `IAcpService` (service name [`ACP_SERVICE_NAME`]) on the rsbinder RPC Unix
     /// socket at `socket`. Each `open` is admitted by the caller's kernel UID (SO_PEERCRED).
-    pub async fn serve_binder(self: &Arc<Self>, socket: &Path) -> Result<BinderServer, RuntimeError> {
+    pub async fn serve_binder(
+        self: &Arc<Self>,
+        socket: &Path,
+    ) -> Result<BinderServer, RuntimeError> {
         let uri = rpc_uri(socket, ACP_SERVICE_NAME);
         let perms = self.perms.clone();
         let admission = move |peer: binder_channel::PeerIdentity| {

@@ -55,7 +55,6 @@ impl Peer {
             let _ = self.send_line(&json!({"jsonrpc": "2.0", "id": id, "error": e}));
         }
     }
-
 }
 
 pub(crate) struct Connection {
@@ -110,7 +109,8 @@ impl Connection {
             match next {
                 Ok(None) => break Ok(()),
                 Ok(Some(Line::TooLong)) => {
-                    self.peer.respond(Value::Null, Err(RpcError::invalid_request()));
+                    self.peer
+                        .respond(Value::Null, Err(RpcError::invalid_request()));
                 }
                 Ok(Some(Line::Text(bytes))) => self.handle(&bytes),
                 Err(e) => break Err(RuntimeError::Io(e)),
@@ -135,13 +135,17 @@ impl Connection {
             Err(_) => return self.peer.respond(Value::Null, Err(RpcError::parse_error())),
         };
         let Value::Object(mut obj) = value else {
-            return self.peer.respond(Value::Null, Err(RpcError::invalid_request()));
+            return self
+                .peer
+                .respond(Value::Null, Err(RpcError::invalid_request()));
         };
         let id = match obj.remove("id") {
             None => None,
             Some(v @ (Value::String(_) | Value::Number(_))) => Some(v),
             Some(_) => {
-                return self.peer.respond(Value::Null, Err(RpcError::invalid_request()));
+                return self
+                    .peer
+                    .respond(Value::Null, Err(RpcError::invalid_request()));
             }
         };
         if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {

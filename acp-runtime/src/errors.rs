@@ -78,6 +78,15 @@ pub const INVALID_REQUEST: i32 = -32600;
 /// JSON-RPC method not found.
 pub const METHOD_NOT_FOUND: i32 = -32601;
 
+/// Optional members of `data`.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct ErrorExtra {
+    /// Reason codes, limits — never caller values.
+    details: Option<Value>,
+    session_id: Option<String>,
+    task_id: Option<String>,
+}
+
 /// One wire error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
@@ -89,12 +98,8 @@ pub struct RpcError {
     pub retryable: bool,
     /// One fixed sentence (never a caller value).
     pub text: Cow<'static, str>,
-    /// `data.details`, when any (reason codes, limits — never caller values).
-    pub details: Option<Value>,
-    /// `data.sessionId`, when any.
-    pub session_id: Option<String>,
-    /// `data.taskId`, when any.
-    pub task_id: Option<String>,
+    /// `data.details` / `sessionId` / `taskId`, when any (boxed: errors stay small).
+    extra: Option<Box<ErrorExtra>>,
 }
 
 impl RpcError {
@@ -106,21 +111,24 @@ impl RpcError {
             agentos_code,
             retryable,
             text: text.into(),
-            details: None,
-            session_id: None,
-            task_id: None,
+            extra: None,
         }
     }
 
     /// Adds `data.details`.
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.extra.get_or_insert_with(Default::default).details = Some(details);
         self
+    }
+
+    /// `data.details`, if any.
+    pub fn details(&self) -> Option<&Value> {
+        self.extra.as_ref().and_then(|e| e.details.as_ref())
     }
 
     /// Adds `data.taskId`.
     pub fn with_task(mut self, task_id: &str) -> Self {
-        self.task_id = Some(task_id.to_owned());
+        self.extra.get_or_insert_with(Default::default).task_id = Some(task_id.to_owned());
         self
     }
 
@@ -152,9 +160,7 @@ impl RpcError {
             agentos_code: "invalid_params",
             retryable: false,
             text: Cow::Borrowed("the message is not valid JSON"),
-            details: None,
-            session_id: None,
-            task_id: None,
+            extra: None,
         }
     }
 
@@ -165,9 +171,7 @@ impl RpcError {
             agentos_code: "invalid_params",
             retryable: false,
             text: Cow::Borrowed("the message is not a valid JSON-RPC 2.0 request"),
-            details: None,
-            session_id: None,
-            task_id: None,
+            extra: None,
         }
     }
 
@@ -178,9 +182,7 @@ impl RpcError {
             agentos_code: "unsupported",
             retryable: false,
             text: Cow::Borrowed("the method is not supported"),
-            details: None,
-            session_id: None,
-            task_id: None,
+            extra: None,
         }
     }
 
@@ -194,7 +196,7 @@ impl RpcError {
             retry_after_seconds: Some(s),
         } = e
         {
-            err.details = Some(json!({ "retryAfterSeconds": s }));
+            err = err.with_details(json!({ "retryAfterSeconds": s }));
         }
         err
     }
@@ -204,14 +206,16 @@ impl RpcError {
         let mut data = Map::new();
         data.insert("agentosCode".into(), Value::from(self.agentos_code));
         data.insert("retryable".into(), Value::from(self.retryable));
-        if let Some(s) = &self.session_id {
-            data.insert("sessionId".into(), Value::from(s.as_str()));
-        }
-        if let Some(t) = &self.task_id {
-            data.insert("taskId".into(), Value::from(t.as_str()));
-        }
-        if let Some(d) = &self.details {
-            data.insert("details".into(), d.clone());
+        if let Some(extra) = &self.extra {
+            if let Some(s) = &extra.session_id {
+                data.insert("sessionId".into(), Value::from(s.as_str()));
+            }
+            if let Some(t) = &extra.task_id {
+                data.insert("taskId".into(), Value::from(t.as_str()));
+            }
+            if let Some(d) = &extra.details {
+                data.insert("details".into(), d.clone());
+            }
         }
         json!({
             "code": self.code,

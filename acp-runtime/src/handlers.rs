@@ -2,14 +2,15 @@
 
 use std::sync::Arc;
 
+use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, ContentBlock, EmbeddedResourceResource, Implementation, InitializeResponse,
     ListSessionsResponse, LoadSessionResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities, SessionForkCapabilities,
-    SessionInfo, SessionListCapabilities, SessionModeState, SessionResumeCapabilities,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ResumeSessionResponse,
+    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
+    SessionForkCapabilities, SessionInfo, SessionListCapabilities, SessionModeState,
+    SessionResumeCapabilities,
 };
-use agent_client_protocol::schema::ProtocolVersion;
 use capability_model::{SessionMode, ToolScope};
 use permissions::Principal;
 use serde_json::{Map, Value, json};
@@ -252,7 +253,10 @@ fn load_session(
     if let Some(t) = session.active_task_id() {
         meta.insert("activeTaskId".into(), Value::from(t));
     }
-    meta.insert("model".into(), Value::from(lock(&session.settings).model.clone()));
+    meta.insert(
+        "model".into(),
+        Value::from(lock(&session.settings).model.clone()),
+    );
     if replay {
         let resp = LoadSessionResponse::new()
             .modes(mode_state(mode))
@@ -384,7 +388,10 @@ fn set_model(rt: &Arc<Runtime>, peer: &Arc<Peer>, params: &Value) -> Result<Valu
 /// The prompt's text (ACP-32), or why it is refused.
 fn prompt_text(blocks: &[ContentBlock]) -> Result<String, RpcError> {
     let unsupported = || {
-        RpcError::registry("unsupported", "this content type is not supported in prompts")
+        RpcError::registry(
+            "unsupported",
+            "this content type is not supported in prompts",
+        )
     };
     let mut parts: Vec<String> = Vec::new();
     for b in blocks {

@@ -105,12 +105,7 @@ mod tests {
         let ids: Vec<String> = (0..2000).map(|_| new_session_id()).collect();
         for id in &ids {
             assert!(is_session_id(id), "{id}");
-            assert!(
-                id[4..]
-                    .bytes()
-                    .all(|b| CROCKFORD.contains(&b)),
-                "{id}"
-            );
+            assert!(id[4..].bytes().all(|b| CROCKFORD.contains(&b)), "{id}");
         }
         for w in ids.windows(2) {
             assert!(w[0] < w[1], "{} !< {}", w[0], w[1]);

@@ -217,7 +217,10 @@ impl Runtime {
     }
 
     fn owner_is_package(&self, owner: &str, package: &str) -> bool {
-        let Some(uid) = owner.strip_prefix("app:").and_then(|u| u.parse::<u32>().ok()) else {
+        let Some(uid) = owner
+            .strip_prefix("app:")
+            .and_then(|u| u.parse::<u32>().ok())
+        else {
             return false;
         };
         self.cfg

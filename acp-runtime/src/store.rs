@@ -45,6 +45,9 @@ pub struct SessionRow {
     pub updated_ms: i64,
 }
 
+/// A stored task: (state, stop reason, error code).
+pub type TaskRow = (String, Option<String>, Option<String>);
+
 /// Task states as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskState {
@@ -145,7 +148,10 @@ impl Store {
             params![now_ms()],
         )?;
         if abandoned > 0 {
-            tracing::warn!(tasks = abandoned, "unfinished tasks from an earlier run marked abandoned");
+            tracing::warn!(
+                tasks = abandoned,
+                "unfinished tasks from an earlier run marked abandoned"
+            );
         }
         Ok(Self {
             conn: Mutex::new(conn),
@@ -217,7 +223,12 @@ impl Store {
     }
 
     /// Appends one `session/update` body to the event log (before it is sent, ACP-42).
-    pub fn append_event(&self, session: &str, turn: i64, body: &Value) -> Result<(), rusqlite::Error> {
+    pub fn append_event(
+        &self,
+        session: &str,
+        turn: i64,
+        body: &Value,
+    ) -> Result<(), rusqlite::Error> {
         lock(&self.conn).execute(
             "INSERT INTO events (session_id, turn, body) VALUES (?1, ?2, ?3)",
             params![session, turn, body.to_string()],
@@ -233,7 +244,9 @@ impl Store {
                (SELECT DISTINCT turn FROM events WHERE session_id = ?1 ORDER BY turn DESC LIMIT ?2)
              ORDER BY seq",
         )?;
-        let rows = stmt.query_map(params![session, max_turns as i64], |r| r.get::<_, String>(0))?;
+        let rows = stmt.query_map(params![session, max_turns as i64], |r| {
+            r.get::<_, String>(0)
+        })?;
         let mut out = Vec::new();
         for body in rows {
             if let Ok(v) = serde_json::from_str(&body?) {
@@ -297,7 +310,12 @@ impl Store {
     }
 
     /// Records a new task.
-    pub fn insert_task(&self, id: &str, session: &str, state: TaskState) -> Result<(), rusqlite::Error> {
+    pub fn insert_task(
+        &self,
+        id: &str,
+        session: &str,
+        state: TaskState,
+    ) -> Result<(), rusqlite::Error> {
         let now = now_ms();
         lock(&self.conn).execute(
             "INSERT INTO tasks (id, session_id, state, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?4, ?4)",
@@ -322,7 +340,7 @@ impl Store {
     }
 
     /// A task's (state, stop reason, error code).
-    pub fn task(&self, id: &str) -> Result<Option<(String, Option<String>, Option<String>)>, rusqlite::Error> {
+    pub fn task(&self, id: &str) -> Result<Option<TaskRow>, rusqlite::Error> {
         lock(&self.conn)
             .query_row(
                 "SELECT state, stop_reason, error_code FROM tasks WHERE id = ?1",

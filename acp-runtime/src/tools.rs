@@ -60,8 +60,7 @@ impl Tools {
             return Arc::clone(s);
         }
         self.dirty.store(false, Ordering::SeqCst);
-        let listings =
-            futures::future::join_all(self.sources.iter().map(|s| s.list())).await;
+        let listings = futures::future::join_all(self.sources.iter().map(|s| s.list())).await;
         let mut owners = HashMap::new();
         let mut caps = Vec::new();
         for (i, listing) in listings.into_iter().enumerate() {
@@ -80,7 +79,11 @@ impl Tools {
             }
         }
         let catalog = Catalog::build(caps);
-        tracing::debug!(tools = catalog.len(), issues = catalog.issues().len(), "catalog built");
+        tracing::debug!(
+            tools = catalog.len(),
+            issues = catalog.issues().len(),
+            "catalog built"
+        );
         let snap = Arc::new(Snapshot {
             catalog,
             owners,

@@ -262,7 +262,9 @@ impl Job {
                 }
             }
             for piece in split_u16(&thought, chunk_max) {
-                emitter.emit_thought(piece).map_err(|_| ModelError::Protocol)?;
+                emitter
+                    .emit_thought(piece)
+                    .map_err(|_| ModelError::Protocol)?;
             }
             for piece in split_u16(&said, chunk_max) {
                 emitter
@@ -322,7 +324,11 @@ impl Job {
         emitter.emit(SessionUpdate::ToolCall(tc))?;
 
         let fail = |text: String| -> Result<String, RpcError> {
-            emitter.emit(update(&call_id, ToolCallStatus::Failed, &cap_u16(&text, limits.event_result_max)))?;
+            emitter.emit(update(
+                &call_id,
+                ToolCallStatus::Failed,
+                &cap_u16(&text, limits.event_result_max),
+            ))?;
             Ok(cap_u16(&text, limits.model_result_max))
         };
         let code_text = |c: AgentosCode| {
@@ -395,7 +401,11 @@ impl Job {
                 } else {
                     ToolCallStatus::Completed
                 };
-                emitter.emit(update(&call_id, status, &cap_u16(&text, limits.event_result_max)))?;
+                emitter.emit(update(
+                    &call_id,
+                    status,
+                    &cap_u16(&text, limits.event_result_max),
+                ))?;
                 Ok(cap_u16(&text, limits.model_result_max))
             }
             Err(e) => fail(call_error_text(&e).to_owned()),
@@ -431,7 +441,9 @@ pub fn call_error_text(e: &CallError) -> &'static str {
         CallError::InvalidArguments(_) => {
             "[agentos:tool_failed] The arguments do not match the tool's input schema."
         }
-        CallError::TooLarge => "[agentos:tool_failed] The request is too large to send to the tool.",
+        CallError::TooLarge => {
+            "[agentos:tool_failed] The request is too large to send to the tool."
+        }
         CallError::Closed { dispatched: true } | CallError::InvalidResult => {
             "[agentos:tool_result_unknown] The tool provider stopped before answering; the call may or may not have run."
         }
@@ -441,7 +453,9 @@ pub fn call_error_text(e: &CallError) -> &'static str {
         CallError::Timeout => {
             "[agentos:tool_timeout] The tool did not answer in time; the call may or may not have run."
         }
-        CallError::UnknownTool => "[agentos:tool_not_in_catalog] There is no such tool in this session.",
+        CallError::UnknownTool => {
+            "[agentos:tool_not_in_catalog] There is no such tool in this session."
+        }
         CallError::Cancelled => "[agentos:tool_failed] The call was cancelled.",
         _ => "[agentos:tool_failed] The tool call failed.",
     }
@@ -476,7 +490,8 @@ impl Emitter {
             && let Some(obj) = body.as_object_mut()
         {
             obj.entry("kind").or_insert_with(|| Value::from("other"));
-            obj.entry("status").or_insert_with(|| Value::from("pending"));
+            obj.entry("status")
+                .or_insert_with(|| Value::from("pending"));
         }
         self.rt
             .store
@@ -498,8 +513,9 @@ impl Emitter {
     }
 
     fn emit_thought(&self, text: &str) -> Result<(), RpcError> {
-        let update =
-            SessionUpdate::AgentThoughtChunk(ContentChunk::new(ContentBlock::from(text.to_owned())));
+        let update = SessionUpdate::AgentThoughtChunk(ContentChunk::new(ContentBlock::from(
+            text.to_owned(),
+        )));
         let body = self.log(&update)?;
         if self.live_thoughts {
             self.peer.notify(

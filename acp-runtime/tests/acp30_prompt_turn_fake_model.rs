@@ -24,7 +24,11 @@ async fn setup(
 
 fn is_task_id(v: &Value) -> bool {
     v.as_str().is_some_and(|s| {
-        s.len() == 30 && s.starts_with("tsk_") && s[4..].bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+        s.len() == 30
+            && s.starts_with("tsk_")
+            && s[4..]
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
     })
 }
 
@@ -35,13 +39,23 @@ async fn acp30_streamed_prompt_ends_with_end_turn_and_task_id() {
     c.initialize().await;
     let s = c.new_session(None).await;
     let (notes, resp) = c
-        .prompt(&s, &directive(json!({"text": "hello streamed world", "chunks": 4, "chunkChars": 5})))
+        .prompt(
+            &s,
+            &directive(json!({"text": "hello streamed world", "chunks": 4, "chunkChars": 5})),
+        )
         .await;
     let ups = updates(&notes);
     assert_eq!(agent_text(&ups), "hello streamed world");
-    assert!(ups.iter().all(|u| u["sessionUpdate"] == "agent_message_chunk"), "{ups:?}");
+    assert!(
+        ups.iter()
+            .all(|u| u["sessionUpdate"] == "agent_message_chunk"),
+        "{ups:?}"
+    );
     assert_eq!(resp["result"]["stopReason"], "end_turn");
-    assert!(is_task_id(&resp["result"]["_meta"]["org.agentos"]["taskId"]), "{resp}");
+    assert!(
+        is_task_id(&resp["result"]["_meta"]["org.agentos"]["taskId"]),
+        "{resp}"
+    );
     // The user's message is not echoed live (ACP-34).
     assert!(!kinds(&ups).contains(&"user_message_chunk".to_owned()));
 }
@@ -55,12 +69,19 @@ async fn acp36_tool_call_with_consent_runs_and_reports_in_progress_then_complete
     let mut c = h.connect(Principal::Desktop);
     c.initialize().await;
     let s = c.new_session(None).await;
-    let d = directive(json!({"tools":[{"name":"com.example.notes/note_add","arguments":{"text":"milk"}}]}));
+    let d = directive(
+        json!({"tools":[{"name":"com.example.notes/note_add","arguments":{"text":"milk"}}]}),
+    );
     let (notes, resp) = c.prompt(&s, &d).await;
     let ups = updates(&notes);
     assert_eq!(
         kinds(&ups),
-        ["tool_call:pending", "tool_call_update:in_progress", "tool_call_update:completed", "agent_message_chunk"]
+        [
+            "tool_call:pending",
+            "tool_call_update:in_progress",
+            "tool_call_update:completed",
+            "agent_message_chunk"
+        ]
     );
     assert_eq!(ups[0]["title"], ADD);
     assert_eq!(ups[0]["kind"], "other");
@@ -70,7 +91,11 @@ async fn acp36_tool_call_with_consent_runs_and_reports_in_progress_then_complete
     assert_eq!(agent_text(&ups), "done: 1 tool results");
     assert_eq!(resp["result"]["stopReason"], "end_turn");
     assert_eq!(b.calls.load(Ordering::SeqCst), 1);
-    assert_eq!(consent.shown_tools().len(), 1, "a WRITE tool is asked about (CNS-01)");
+    assert_eq!(
+        consent.shown_tools().len(),
+        1,
+        "a WRITE tool is asked about (CNS-01)"
+    );
 }
 
 #[tokio::test]
@@ -82,10 +107,19 @@ async fn acp37_denied_call_goes_straight_to_failed_and_is_never_dispatched() {
     let mut c = h.connect(Principal::Desktop);
     c.initialize().await;
     let s = c.new_session(None).await;
-    let d = directive(json!({"tools":[{"name":"com.example.notes/note_add","arguments":{"text":"x"}}]}));
+    let d = directive(
+        json!({"tools":[{"name":"com.example.notes/note_add","arguments":{"text":"x"}}]}),
+    );
     let (notes, resp) = c.prompt(&s, &d).await;
     let ups = updates(&notes);
-    assert_eq!(kinds(&ups), ["tool_call:pending", "tool_call_update:failed", "agent_message_chunk"]);
+    assert_eq!(
+        kinds(&ups),
+        [
+            "tool_call:pending",
+            "tool_call_update:failed",
+            "agent_message_chunk"
+        ]
+    );
     assert_eq!(
         ups[1]["content"][0]["content"]["text"],
         "[agentos:tool_denied] The user declined this tool call."
@@ -94,8 +128,18 @@ async fn acp37_denied_call_goes_straight_to_failed_and_is_never_dispatched() {
     assert_eq!(resp["result"]["stopReason"], "end_turn");
     // The model got exactly the CNS-07 text.
     let last = server.requests().last().cloned().unwrap();
-    let tool_msg = last["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "tool").cloned().unwrap();
-    assert_eq!(tool_msg["content"], "[agentos:tool_denied] The user declined this tool call.");
+    let tool_msg = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        tool_msg["content"],
+        "[agentos:tool_denied] The user declined this tool call."
+    );
 }
 
 /// The failed text a session gives for calling `name`.
@@ -104,7 +148,13 @@ async fn refusal_text(c: &mut Client, session: &str, name: &str) -> (Vec<String>
     let (notes, resp) = c.prompt(session, &d).await;
     assert_eq!(resp["result"]["stopReason"], "end_turn", "{resp}");
     let ups = updates(&notes);
-    (kinds(&ups), ups[1]["content"][0]["content"]["text"].as_str().unwrap().to_owned())
+    (
+        kinds(&ups),
+        ups[1]["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+    )
 }
 
 #[tokio::test]
@@ -119,12 +169,27 @@ async fn cat37_out_of_scope_and_unknown_tools_get_byte_identical_refusals() {
     let (k1, out_of_scope) = refusal_text(&mut c, &scoped, ADD).await;
     let offered: Vec<String> = server.requests().last().unwrap()["tools"]
         .as_array()
-        .map(|a| a.iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect())
+        .map(|a| {
+            a.iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
         .unwrap_or_default();
-    assert_eq!(offered, [READ], "only the scoped tool is offered, no read_skill (CAT-38)");
+    assert_eq!(
+        offered,
+        [READ],
+        "only the scoped tool is offered, no read_skill (CAT-38)"
+    );
     let unscoped = c.new_session(None).await;
     let (k2, unknown) = refusal_text(&mut c, &unscoped, "mcp__no_such__server__tool").await;
-    assert_eq!(k1, ["tool_call:pending", "tool_call_update:failed", "agent_message_chunk"]);
+    assert_eq!(
+        k1,
+        [
+            "tool_call:pending",
+            "tool_call_update:failed",
+            "agent_message_chunk"
+        ]
+    );
     assert_eq!(k1, k2);
     assert_eq!(out_of_scope, unknown);
     assert!(out_of_scope.starts_with("[agentos:tool_not_in_catalog] "));
@@ -135,7 +200,10 @@ async fn cat37_out_of_scope_and_unknown_tools_get_byte_identical_refusals() {
     let (_, resp) = c.prompt(&empty, "hi").await;
     assert_eq!(resp["result"]["stopReason"], "end_turn");
     let tools = server.requests().last().unwrap()["tools"].clone();
-    assert!(tools.is_null() || tools.as_array().unwrap().is_empty(), "{tools}");
+    assert!(
+        tools.is_null() || tools.as_array().unwrap().is_empty(),
+        "{tools}"
+    );
 }
 
 #[tokio::test]
@@ -146,15 +214,35 @@ async fn cat52_read_only_and_chat_modes_hide_tools_without_asking() {
     let mut c = h.connect(Principal::Desktop);
     c.initialize().await;
     let s = c.new_session(None).await;
-    let (_, r) = c.request("session/set_mode", json!({"sessionId": s, "modeId": "chat"})).await;
+    let (_, r) = c
+        .request(
+            "session/set_mode",
+            json!({"sessionId": s, "modeId": "chat"}),
+        )
+        .await;
     assert_eq!(r["result"], json!({}));
     let (kinds_chat, text) = refusal_text(&mut c, &s, ADD).await;
-    assert_eq!(kinds_chat, ["tool_call:pending", "tool_call_update:failed", "agent_message_chunk"]);
+    assert_eq!(
+        kinds_chat,
+        [
+            "tool_call:pending",
+            "tool_call_update:failed",
+            "agent_message_chunk"
+        ]
+    );
     assert!(text.starts_with("[agentos:tool_not_in_catalog] "));
     let tools = server.requests().last().unwrap()["tools"].clone();
     assert!(tools.is_null() || tools.as_array().unwrap().is_empty());
-    assert!(consent.shown_tools().is_empty(), "no consent prompt (CAT-53)");
-    let (_, r) = c.request("session/set_mode", json!({"sessionId": s, "modeId": "nonsense"})).await;
+    assert!(
+        consent.shown_tools().is_empty(),
+        "no consent prompt (CAT-53)"
+    );
+    let (_, r) = c
+        .request(
+            "session/set_mode",
+            json!({"sessionId": s, "modeId": "nonsense"}),
+        )
+        .await;
     assert_eq!(r["error"]["code"], -32602);
 }
 
@@ -165,7 +253,9 @@ async fn acp31_max_tokens_refusal_and_max_turn_requests_are_stop_reasons() {
     let mut c = h.connect(Principal::Desktop);
     c.initialize().await;
     let s = c.new_session(None).await;
-    let (_, r) = c.prompt(&s, &directive(json!({"text":"abc","maxTokens":true}))).await;
+    let (_, r) = c
+        .prompt(&s, &directive(json!({"text":"abc","maxTokens":true})))
+        .await;
     assert_eq!(r["result"]["stopReason"], "max_tokens");
     let (_, r) = c.prompt(&s, &directive(json!({"refuse":true}))).await;
     assert_eq!(r["result"]["stopReason"], "refusal");
@@ -173,7 +263,10 @@ async fn acp31_max_tokens_refusal_and_max_turn_requests_are_stop_reasons() {
     let (notes, r) = c.prompt(&s, &d).await;
     assert_eq!(r["result"]["stopReason"], "max_turn_requests", "{r}");
     assert_eq!(b.calls.load(Ordering::SeqCst), 12, "12 tool rounds ran");
-    let completed = kinds(&updates(&notes)).iter().filter(|k| *k == "tool_call_update:completed").count();
+    let completed = kinds(&updates(&notes))
+        .iter()
+        .filter(|k| *k == "tool_call_update:completed")
+        .count();
     assert_eq!(completed, 12);
 }
 
@@ -184,7 +277,10 @@ async fn acp60_model_failure_is_32051_with_agentos_code_and_retryable() {
     c.initialize().await;
     let s = c.new_session(None).await;
     let (_, r) = c
-        .prompt(&s, &directive(json!({"fail":"model_rate_limited","retryAfter":7})))
+        .prompt(
+            &s,
+            &directive(json!({"fail":"model_rate_limited","retryAfter":7})),
+        )
         .await;
     let e = &r["error"];
     assert_eq!(e["code"], -32051, "{r}");
@@ -192,8 +288,15 @@ async fn acp60_model_failure_is_32051_with_agentos_code_and_retryable() {
     assert_eq!(e["data"]["retryable"], true);
     assert_eq!(e["data"]["details"]["retryAfterSeconds"], 7);
     assert!(is_task_id(&e["data"]["taskId"]));
-    assert!(e["message"].as_str().unwrap().starts_with("model_rate_limited: "));
-    let (_, r) = c.prompt(&s, &directive(json!({"fail":"model_auth_failed"}))).await;
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("model_rate_limited: ")
+    );
+    let (_, r) = c
+        .prompt(&s, &directive(json!({"fail":"model_auth_failed"})))
+        .await;
     assert_eq!(r["error"]["data"]["agentosCode"], "model_auth_failed");
     assert_eq!(r["error"]["data"]["retryable"], false);
     // The session stays usable.
@@ -207,8 +310,13 @@ async fn model_server_dying_mid_stream_fails_the_turn_retryably() {
     let mut c = h.connect(Principal::Desktop);
     c.initialize().await;
     let s = c.new_session(None).await;
-    let (notes, r) = c.prompt(&s, &directive(json!({"fail":"model_stream_interrupted"}))).await;
-    assert_eq!(r["error"]["data"]["agentosCode"], "model_stream_interrupted", "{r}");
+    let (notes, r) = c
+        .prompt(&s, &directive(json!({"fail":"model_stream_interrupted"})))
+        .await;
+    assert_eq!(
+        r["error"]["data"]["agentosCode"], "model_stream_interrupted",
+        "{r}"
+    );
     assert_eq!(r["error"]["data"]["retryable"], true);
     assert!(!updates(&notes).is_empty(), "the partial text was streamed");
     // The whole server goes away while a reply is held open.
@@ -216,11 +324,20 @@ async fn model_server_dying_mid_stream_fails_the_turn_retryably() {
         .start_request("session/prompt", json!({"sessionId": s, "prompt":[{"type":"text","text": directive(json!({"text":"partial","awaitAbort":true}))}]}))
         .await;
     let first = c.next().await;
-    assert_eq!(first["params"]["update"]["sessionUpdate"], "agent_message_chunk");
+    assert_eq!(
+        first["params"]["update"]["sessionUpdate"],
+        "agent_message_chunk"
+    );
     server.shutdown().await;
     let (_, r) = c.wait_response(id).await;
-    let code = r["error"]["data"]["agentosCode"].as_str().unwrap().to_owned();
-    assert!(code == "model_stream_interrupted" || code == "model_network", "{r}");
+    let code = r["error"]["data"]["agentosCode"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        code == "model_stream_interrupted" || code == "model_network",
+        "{r}"
+    );
     assert_eq!(r["error"]["code"], -32051);
 }
 
@@ -238,7 +355,11 @@ async fn acp50_cancel_returns_cancelled_within_a_second_and_session_stays_usable
     let t = std::time::Instant::now();
     c.notify("session/cancel", json!({"sessionId": s})).await;
     let (_, r) = c.wait_response(id).await;
-    assert!(t.elapsed() < std::time::Duration::from_secs(1), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(1),
+        "{:?}",
+        t.elapsed()
+    );
     assert_eq!(r["result"]["stopReason"], "cancelled");
     let (_, r) = c.prompt(&s, "again").await;
     assert_eq!(r["result"]["stopReason"], "end_turn");
@@ -253,7 +374,10 @@ async fn acp50_cancel_during_a_running_tool_call() {
     let s = c.new_session(None).await;
     let d = directive(json!({"tools":[{"name":"com.example.notes/note_slow"}]}));
     let id = c
-        .start_request("session/prompt", json!({"sessionId": s, "prompt":[{"type":"text","text": d}]}))
+        .start_request(
+            "session/prompt",
+            json!({"sessionId": s, "prompt":[{"type":"text","text": d}]}),
+        )
         .await;
     loop {
         let n = c.next().await;
@@ -277,7 +401,10 @@ async fn provider_dying_mid_call_is_a_tool_error_and_the_turn_goes_on() {
     let s = c.new_session(None).await;
     let d = directive(json!({"tools":[{"name":"com.example.notes/note_slow"}]}));
     let id = c
-        .start_request("session/prompt", json!({"sessionId": s, "prompt":[{"type":"text","text": d}]}))
+        .start_request(
+            "session/prompt",
+            json!({"sessionId": s, "prompt":[{"type":"text","text": d}]}),
+        )
         .await;
     loop {
         let n = c.next().await;
@@ -298,7 +425,10 @@ async fn provider_dying_mid_call_is_a_tool_error_and_the_turn_goes_on() {
 #[tokio::test]
 async fn acp40_long_tool_results_are_capped_in_events_and_for_the_model() {
     let long = "r".repeat(40_000);
-    let b = NotesBehaviour { read_text: Some(long), ..Default::default() };
+    let b = NotesBehaviour {
+        read_text: Some(long),
+        ..Default::default()
+    };
     let (h, server) = setup(Arc::new(FixedSurface::allow()), b).await;
     let mut c = h.connect(Principal::Desktop);
     c.initialize().await;
@@ -310,7 +440,14 @@ async fn acp40_long_tool_results_are_capped_in_events_and_for_the_model() {
     assert_eq!(shown.encode_utf16().count(), 8_192);
     assert!(shown.ends_with("…[truncated, original length 40000]"));
     let last = server.requests().last().cloned().unwrap();
-    let tool_msg = last["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "tool").cloned().unwrap();
+    let tool_msg = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap();
     let for_model = tool_msg["content"].as_str().unwrap();
     assert_eq!(for_model.encode_utf16().count(), 32_768);
 }

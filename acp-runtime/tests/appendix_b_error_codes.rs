@@ -60,7 +60,10 @@ fn appendix_b_runtime_table_equals_the_registry() {
     for (code, n, _) in CODE_TABLE {
         if let Some(n) = n {
             // AgentOS numbers stay in -32040..-32059 unless they are standard or ACP codes.
-            assert!((-32059..=-32040).contains(n) || [-32602, -32603, -32000, -32002].contains(n), "{code}");
+            assert!(
+                (-32059..=-32040).contains(n) || [-32602, -32603, -32000, -32002].contains(n),
+                "{code}"
+            );
         }
     }
 }
@@ -96,7 +99,9 @@ fn appendix_b_model_errors_agree() {
         ModelError::QuotaExhausted,
         ModelError::BadRequest { status: 400 },
         ModelError::RequestTooLarge,
-        ModelError::RateLimited { retry_after_seconds: Some(3) },
+        ModelError::RateLimited {
+            retry_after_seconds: Some(3),
+        },
         ModelError::Unavailable { status: 503 },
         ModelError::Network,
         ModelError::Timeout,
@@ -117,11 +122,17 @@ fn appendix_b_model_errors_agree() {
 
 #[test]
 fn acp60_wire_shape_message_is_code_colon_text() {
-    let e = RpcError::registry("quota_exceeded", "another prompt of this app is still running")
-        .with_details(serde_json::json!({"reason": "busy"}));
+    let e = RpcError::registry(
+        "quota_exceeded",
+        "another prompt of this app is still running",
+    )
+    .with_details(serde_json::json!({"reason": "busy"}));
     let v = e.to_json();
     assert_eq!(v["code"], -32048);
-    assert_eq!(v["message"], "quota_exceeded: another prompt of this app is still running");
+    assert_eq!(
+        v["message"],
+        "quota_exceeded: another prompt of this app is still running"
+    );
     assert_eq!(v["data"]["retryable"], true);
     assert_eq!(v["data"]["details"]["reason"], "busy");
 }

@@ -1,7 +1,7 @@
-//! Prompt admission: QTA-02 (one running prompt per app → quota_exceeded/busy), QTA-03
-//! (> 16,000 U16 → invalid_params/too_large, third parties only), ACP-33 (empty prompt,
-//! > 200,000 → payload_too_large), ACP-32 (images → unsupported), ACP-20 (SELF/DESKTOP
-//! prompts queue FIFO).
+//! Prompt admission: QTA-02 (one running prompt per app gives quota_exceeded/busy), QTA-03
+//! (over 16,000 U16 gives invalid_params/too_large, third parties only), ACP-33 (empty
+//! prompt; over 200,000 gives payload_too_large), ACP-32 (images are unsupported), ACP-20
+//! (SELF/DESKTOP prompts queue FIFO).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -29,7 +29,10 @@ async fn qta03_third_party_prompt_over_16000_is_too_large_desktop_is_exempt() {
     let mut desk = h.connect(Principal::Desktop);
     let s = desk.new_session(None).await;
     let (_, r) = desk.prompt(&s, &big).await;
-    assert_eq!(r["result"]["stopReason"], "end_turn", "QTA-01: desktop is exempt: {r}");
+    assert_eq!(
+        r["result"]["stopReason"], "end_turn",
+        "QTA-01: desktop is exempt: {r}"
+    );
     let (_, r) = desk.prompt(&s, &"y".repeat(200_001)).await;
     assert_eq!(r["error"]["code"], -32046);
     assert_eq!(r["error"]["data"]["agentosCode"], "payload_too_large");
@@ -45,7 +48,9 @@ async fn acp32_images_are_unsupported_and_empty_prompts_invalid() {
         .await;
     assert_eq!(r["error"]["code"], -32602);
     assert_eq!(r["error"]["data"]["agentosCode"], "unsupported");
-    let (_, r) = c.request("session/prompt", json!({"sessionId": s, "prompt":[]})).await;
+    let (_, r) = c
+        .request("session/prompt", json!({"sessionId": s, "prompt":[]}))
+        .await;
     assert_eq!(r["error"]["data"]["agentosCode"], "invalid_params");
 }
 
@@ -56,18 +61,23 @@ async fn acp32_resource_links_and_text_resources_become_prompt_text() {
     let mut c = h.connect(Principal::Desktop);
     let s = c.new_session(None).await;
     let (_, r) = c
-        .request("session/prompt", json!({"sessionId": s, "prompt":[
-            {"type":"text","text":"see"},
-            {"type":"resource_link","name":"a.txt","uri":"file:///a.txt"},
-            {"type":"resource","resource":{"uri":"file:///b.txt","text":"body"}}
-        ]}))
+        .request(
+            "session/prompt",
+            json!({"sessionId": s, "prompt":[
+                {"type":"text","text":"see"},
+                {"type":"resource_link","name":"a.txt","uri":"file:///a.txt"},
+                {"type":"resource","resource":{"uri":"file:///b.txt","text":"body"}}
+            ]}),
+        )
         .await;
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
     let req = model.requests.lock().unwrap()[0].clone();
     let last = req.messages.last().unwrap().clone();
     assert_eq!(
         last,
-        acp_runtime::model::ChatMessage::User("see\n[resource] a.txt file:///a.txt\n[resource file:///b.txt]\nbody".into())
+        acp_runtime::model::ChatMessage::User(
+            "see\n[resource] a.txt file:///a.txt\n[resource file:///b.txt]\nbody".into()
+        )
     );
 }
 
@@ -82,7 +92,10 @@ async fn qta02_second_prompt_of_an_app_is_busy_and_desktop_prompts_queue() {
     let s1 = app.new_session(None).await;
     let s2 = app.new_session(None).await;
     let id = app
-        .start_request("session/prompt", json!({"sessionId": s1, "prompt":[{"type":"text","text":"a"}]}))
+        .start_request(
+            "session/prompt",
+            json!({"sessionId": s1, "prompt":[{"type":"text","text":"a"}]}),
+        )
         .await;
     let first = app.next().await;
     assert_eq!(first["params"]["update"]["content"]["text"], "first");
@@ -97,7 +110,10 @@ async fn qta02_second_prompt_of_an_app_is_busy_and_desktop_prompts_queue() {
     let (_, r) = app.wait_response(id).await;
     assert_eq!(r["result"]["stopReason"], "cancelled");
     let (_, r) = again.prompt(&s2, "b").await;
-    assert_eq!(r["result"]["stopReason"], "end_turn", "the slot was returned: {r}");
+    assert_eq!(
+        r["result"]["stopReason"], "end_turn",
+        "the slot was returned: {r}"
+    );
 }
 
 #[tokio::test]
@@ -105,8 +121,18 @@ async fn acp20_desktop_prompts_in_one_session_run_fifo() {
     let h = Harness::simple(ScriptModel::new(vec![text_reply("one"), text_reply("two")])).await;
     let mut c = h.connect(Principal::Desktop);
     let s = c.new_session(None).await;
-    let a = c.start_request("session/prompt", json!({"sessionId": s, "prompt":[{"type":"text","text":"a"}]})).await;
-    let b = c.start_request("session/prompt", json!({"sessionId": s, "prompt":[{"type":"text","text":"b"}]})).await;
+    let a = c
+        .start_request(
+            "session/prompt",
+            json!({"sessionId": s, "prompt":[{"type":"text","text":"a"}]}),
+        )
+        .await;
+    let b = c
+        .start_request(
+            "session/prompt",
+            json!({"sessionId": s, "prompt":[{"type":"text","text":"b"}]}),
+        )
+        .await;
     let mut order = Vec::new();
     let mut texts = Vec::new();
     while order.len() < 2 {
@@ -115,7 +141,12 @@ async fn acp20_desktop_prompts_in_one_session_run_fifo() {
             assert_eq!(v["result"]["stopReason"], "end_turn");
             order.push(id);
         } else {
-            texts.push(v["params"]["update"]["content"]["text"].as_str().unwrap().to_owned());
+            texts.push(
+                v["params"]["update"]["content"]["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            );
         }
     }
     assert_eq!(order, [a, b]);

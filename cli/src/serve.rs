@@ -128,8 +128,7 @@ async fn serve(opts: ServeOptions) -> Result<ExitCode, ServeError> {
                 .await
                 .map_err(ServeError::FakeModel)?;
             let cfg = acp_runtime::model::ModelConfig::new(server.url(), "fake-model");
-            let client =
-                acp_runtime::model::OpenAiClient::new(cfg).map_err(ServeError::Model)?;
+            let client = acp_runtime::model::OpenAiClient::new(cfg).map_err(ServeError::Model)?;
             fake = Some(server);
             (Arc::new(client), "fake-model".to_owned())
         }
@@ -138,7 +137,10 @@ async fn serve(opts: ServeOptions) -> Result<ExitCode, ServeError> {
             s.model_url = Some(url.to_owned());
             let name = s.model_name.clone().unwrap_or_else(|| "default".to_owned());
             s.model_name = Some(name.clone());
-            (crate::config::real_model(&s).map_err(ServeError::Model)?, name)
+            (
+                crate::config::real_model(&s).map_err(ServeError::Model)?,
+                name,
+            )
         }
         None => match crate::config::real_model(&settings) {
             Ok(m) => (m, settings.model_name.clone().unwrap_or_default()),

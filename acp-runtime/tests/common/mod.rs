@@ -19,7 +19,9 @@ use permissions::{
     CertDigest, ConsentSurface, FixedSurface, Principal, RegistryEntry, RegistryResolver,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
 
 pub const APP_UID: u32 = 10_123;
 pub const OTHER_APP_UID: u32 = 10_456;
@@ -187,13 +189,19 @@ pub fn tool_reply(name: &str, args: &str) -> Reply {
             name: name.into(),
             arguments: args.into(),
         })),
-        Ok(ModelEvent::Finished(acp_runtime::model::FinishReason::ToolCalls)),
+        Ok(ModelEvent::Finished(
+            acp_runtime::model::FinishReason::ToolCalls,
+        )),
     ])
 }
 
 #[async_trait]
 impl ModelClient for ScriptModel {
-    async fn stream(&self, request: ChatRequest, cancel: CancelToken) -> Result<ModelStream, ModelError> {
+    async fn stream(
+        &self,
+        request: ChatRequest,
+        cancel: CancelToken,
+    ) -> Result<ModelStream, ModelError> {
         self.requests.lock().unwrap().push(request);
         let reply = self
             .replies
@@ -224,7 +232,9 @@ pub struct Harness {
 
 /// F's fake model server (a real HTTP server on 127.0.0.1) and an `OpenAiClient` for it.
 pub async fn fake_model() -> (acp_runtime::model::FakeModelServer, Arc<dyn ModelClient>) {
-    let server = acp_runtime::model::FakeModelServer::start_local().await.unwrap();
+    let server = acp_runtime::model::FakeModelServer::start_local()
+        .await
+        .unwrap();
     let client = acp_runtime::model::OpenAiClient::new(acp_runtime::model::ModelConfig::new(
         server.url(),
         "fake-model",
@@ -254,7 +264,13 @@ impl Harness {
         sources: Vec<Arc<dyn CapabilitySource>>,
         consent: Arc<dyn ConsentSurface>,
     ) -> Harness {
-        let mut cfg = RuntimeConfig::new(dir.path().join("state"), model, "fake-model", consent, registry());
+        let mut cfg = RuntimeConfig::new(
+            dir.path().join("state"),
+            model,
+            "fake-model",
+            consent,
+            registry(),
+        );
         cfg.sources = sources;
         let rt = Runtime::start(cfg).await.unwrap();
         Harness { rt, dir }
@@ -338,7 +354,12 @@ impl Client {
     }
 
     pub async fn initialize(&mut self) -> Value {
-        self.request("initialize", json!({"protocolVersion":1,"clientCapabilities":{}})).await.1
+        self.request(
+            "initialize",
+            json!({"protocolVersion":1,"clientCapabilities":{}}),
+        )
+        .await
+        .1
     }
 
     pub async fn new_session(&mut self, meta: Option<Value>) -> String {
@@ -347,7 +368,10 @@ impl Client {
             p["_meta"] = json!({"org.agentos": m});
         }
         let (_, r) = self.request("session/new", p).await;
-        r["result"]["sessionId"].as_str().unwrap_or_else(|| panic!("{r}")).to_owned()
+        r["result"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{r}"))
+            .to_owned()
     }
 
     pub async fn prompt(&mut self, session: &str, text: &str) -> (Vec<Value>, Value) {
