@@ -24,3 +24,5 @@ pub use bundle::{Bundle, BundleValue};
 pub use parcel::ParcelError;
 pub use provider::{AciClient, AciClientError, AciServer, AciService, CapabilitySpec, ProviderError};
 pub use wire::{AciRequest, AciResponse};
+pub use controller::{BinderConnector, CallMode, Controller, ControllerConfig, LaunchWaker};
+pub use source::AciSource;
