@@ -10,6 +10,9 @@
 //!   `initialize`, `tools/list` → [`capability_model::Capability`] records, `tools/call` with
 //!   timeout and cancellation, the four failure kinds of seed 000 §5.12 as [`ClientError`],
 //!   reconnect after the provider died, and [`capability_model::CapabilitySource`].
+//! - **Per-session servers** ([`SessionMcpServers`], [`McpHttpServer`], module
+//!   [`session_http`]): the Streamable HTTP MCP servers an ACP client passes in `session/new`
+//!   (SMS-01..SMS-11) — batch validation, `ses__` tools, connection status and retry hold-off.
 //!
 //! - **Plugin packages** ([`plugin`]): Agent Plugins 1.0 `plugin.json` validated offline
 //!   against a pinned schema, servers, unavailable-with-reasons, device-level name and
@@ -67,4 +70,5 @@ pub use error::ClientError;
 pub use provider::{GENERIC_FAILURE, McpServer};
 pub use registry::{HandlerError, McpToolRegistry, RegistryError, ToolFuture};
 pub use rmcp_transport::ChannelTransport;
+pub use session_http::{McpHttpServer, ServerStatus, SessionMcpServers, StatusReason};
 pub use source::{Connector, McpSource, binder_connector};
