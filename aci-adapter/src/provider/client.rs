@@ -7,7 +7,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rsbinder::{BinderResult, Interface, SIBinder, StatusCode, Strong, Uri};
+use rsbinder::{
+    BinderResult, DeathRecipient, Interface, SIBinder, StatusCode, Strong, Uri, WIBinder,
+};
 use tokio::sync::oneshot;
 
 use crate::wire::{AciRequest, AciResponse, BnACICallback, IACICallback, IACIService};
@@ -23,6 +25,10 @@ pub enum AciClientError {
     /// The URI names no service.
     #[error("the URI names no service")]
     MissingServiceName,
+    /// The provider could not be reached at all (no socket, no such service, handshake
+    /// failed): nothing was sent. On Linux hosts this is when the controller wakes it.
+    #[error("cannot reach the provider: {0:?}")]
+    Connect(StatusCode),
     /// The provider's process (or its Binder connection) is gone.
     #[error("the provider's binder is dead")]
     DeadBinder,
@@ -109,6 +115,21 @@ impl IACICallback for CallbackEnd {
     }
 }
 
+/// Resolves a pending `call_async` when the provider's binder dies.
+struct DeathSignal(Mutex<Option<oneshot::Sender<()>>>);
+
+impl DeathRecipient for DeathSignal {
+    fn binder_died(&self, _who: &WIBinder) {
+        let tx = match self.0.lock() {
+            Ok(mut slot) => slot.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(tx) = tx {
+            let _ = tx.send(());
+        }
+    }
+}
+
 /// A connected `IACIService` proxy.
 #[derive(Clone)]
 pub struct AciClient {
@@ -160,10 +181,10 @@ impl AciClient {
                 options.timeout = timeout;
             }
         })
-        .map_err(AciClientError::from_code)?;
+        .map_err(AciClientError::Connect)?;
         let service = client
             .get::<dyn IACIService>(&name)
-            .map_err(AciClientError::from_code)?;
+            .map_err(AciClientError::Connect)?;
         let session = SessionHold(client.session().cloned());
         Ok(Self {
             service,
@@ -200,27 +221,45 @@ impl AciClient {
 
     /// `callAsync(request, callback)` with a callback we host: `on_progress` gets each
     /// `onProgress` (0..=100) until the result; the future resolves at the first `onResult`
-    /// (a second one is ignored and logged). If the provider never answers, this never
-    /// resolves: bound it with a timeout.
+    /// (a second one is ignored and logged), or with [`AciClientError::DeadBinder`] when the
+    /// provider's binder dies first. If a live provider never answers, this never resolves:
+    /// bound it with a timeout.
     pub async fn call_async(
         &self,
         request: &AciRequest,
         on_progress: impl Fn(i32, Option<String>) + Send + Sync + 'static,
     ) -> Result<AciResponse, AciClientError> {
-        let (tx, rx) = oneshot::channel();
+        let (tx, mut rx) = oneshot::channel();
         let end = CallbackEnd {
             result: Mutex::new(Some(tx)),
             on_progress: Box::new(on_progress),
             capability: request.capability.clone(),
         };
         let callback: Strong<dyn IACICallback> = BnACICallback::new_binder(end);
+        let (dead_tx, mut dead_rx) = oneshot::channel();
+        let death = Arc::new(DeathSignal(Mutex::new(Some(dead_tx))));
         let request = request.clone();
         let keep = callback.clone();
-        self.blocking(move |s| s.r#callAsync(&request, &callback))
-            .await?;
-        let response = rx.await.map_err(|_| AciClientError::Task);
+        let watch = death.clone();
+        self.blocking(move |s| {
+            let binder = s.as_binder();
+            // A local (same-process) binder cannot die without us; only a dead one refuses.
+            if let Err(StatusCode::DeadObject) = binder.link_to_death_arc(&watch) {
+                return Err(StatusCode::DeadObject.into());
+            }
+            s.r#callAsync(&request, &callback)
+        })
+        .await?;
+        let outcome = tokio::select! {
+            r = &mut rx => r.map_err(|_| AciClientError::Task),
+            Ok(()) = &mut dead_rx => {
+                // The result may have raced the death notice: prefer it when it is there.
+                rx.try_recv().map_err(|_| AciClientError::DeadBinder)
+            }
+        };
+        let _ = self.service.as_binder().unlink_to_death_arc(&death);
         drop(keep);
-        response
+        outcome
     }
 
     /// `getCapabilities()`: one E.3 JSON object per entry.
