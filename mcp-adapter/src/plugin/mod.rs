@@ -266,7 +266,7 @@ pub struct PluginPackage {
 }
 
 impl PluginPackage {
-    /// Reads the package at `dir`. Never fails; see [`PluginPackage::status`] and
+    /// Reads the package at `dir`. Never fails; see [`PluginPackage::unavailable`] and
     /// [`PluginPackage::issues`]. Nothing in the package is executed.
     pub fn read(dir: &Path) -> PluginPackage {
         let mut package = PluginPackage {
