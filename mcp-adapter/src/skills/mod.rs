@@ -611,3 +611,39 @@ impl SkillCatalog {
 fn more_line(n: usize) -> String {
     format!("({n} more Skills not listed)")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GEN-01: the Skill limits against SPEC Appendix C.
+    #[test]
+    fn constants_match_the_spec() {
+        assert_eq!(SKILLS_PER_PLUGIN, 64); // MCP-62
+        assert_eq!(SKILLS_TOTAL, 256); // MCP-62
+        assert_eq!(DESCRIPTION_MAX, 1_024); // MCP-63
+        assert_eq!(PROMPT_DESCRIPTION_MAX, 240); // MCP-65
+        assert_eq!(PROMPT_SECTION_MAX, 4_000); // MCP-65
+        assert_eq!(READ_MAX_BYTES, 65_536); // MCP-68
+    }
+
+    #[test]
+    fn skill_names() {
+        assert!(is_skill_name("notes-howto"));
+        assert!(is_skill_name("a1"));
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            "a--b",
+            "A",
+            "a_b",
+            "a.b",
+            "a:b",
+            "..",
+            &"a".repeat(65),
+        ] {
+            assert!(!is_skill_name(bad), "{bad}");
+        }
+    }
+}
