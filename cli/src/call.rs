@@ -101,9 +101,15 @@ pub(crate) fn run(opts: CallOptions) -> Result<ExitCode, CallCmdError> {
 
 async fn call(opts: CallOptions, registry: PathBuf, args: Value) -> Result<ExitCode, CallCmdError> {
     let registry_file = sources::registry_file(&registry);
-    let srcs = sources::from_registry(&registry_file)
+    let srcs = sources::from_registry(&registry_file, sources::SourceOptions::default())
         .await
         .map_err(|e| CallCmdError::Sources(e.to_string()))?;
+    for skipped in &srcs.skipped {
+        eprintln!(
+            "capbridge: {} left out: {}",
+            skipped.package, skipped.reason
+        );
+    }
     let listed = sources::catalog(&srcs).await;
     for (i, reason) in &listed.failures {
         eprintln!("capbridge: source {i} could not be listed: {reason}");

@@ -21,7 +21,6 @@
 //! file: a `key` in the file is refused with an error that says where to put it. Unknown keys
 //! are refused with an error naming the key; errors never quote the file's text.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -201,7 +200,7 @@ impl Environment for ProcessEnv {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct MapEnv {
     /// Variables.
-    pub(crate) vars: BTreeMap<String, String>,
+    pub(crate) vars: std::collections::BTreeMap<String, String>,
     /// Current directory.
     pub(crate) cwd: Option<PathBuf>,
 }
@@ -374,6 +373,22 @@ fn apply_file(s: &mut Settings, text: &str, path: &Path) -> Result<(), ConfigErr
     Ok(())
 }
 
+/// The configured OpenAI-compatible model client (URL and model from file/env/flags, key from
+/// `CAPBRIDGE_MODEL_KEY` only).
+pub(crate) fn real_model(
+    s: &Settings,
+) -> Result<std::sync::Arc<dyn acp_runtime::model::ModelClient>, acp_runtime::model::ModelError> {
+    use acp_runtime::model::ModelError;
+    use acp_runtime::model::openai::{ModelConfig, OpenAiClient};
+    let url = s.model_url.as_deref().ok_or(ModelError::NotConfigured)?;
+    let name = s.model_name.as_deref().ok_or(ModelError::NotConfigured)?;
+    let mut cfg = ModelConfig::new(url, name);
+    if let Some(key) = &s.model_key {
+        cfg = cfg.with_key(key.expose());
+    }
+    Ok(std::sync::Arc::new(OpenAiClient::new(cfg)?))
+}
+
 /// Relative paths in a config file are relative to the file's directory.
 fn resolve_path(file: &Path, value: &str) -> PathBuf {
     let p = PathBuf::from(value);
@@ -393,7 +408,7 @@ mod tests {
 
     fn env_in(dir: &Path) -> MapEnv {
         MapEnv {
-            vars: BTreeMap::new(),
+            vars: std::collections::BTreeMap::new(),
             cwd: Some(dir.to_path_buf()),
         }
     }

@@ -47,7 +47,7 @@ pub(crate) const ACI_PACKAGE: &str = "com.example.aciprovider";
 /// How long a child may take to create its socket.
 const SOCKET_WAIT: Duration = Duration::from_secs(20);
 /// How long the whole turn may take before the demo gives up.
-const TURN_TIMEOUT: Duration = Duration::from_secs(120);
+const TURN_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a child gets to exit after SIGKILL before we stop waiting.
 const REAP_WAIT: Duration = Duration::from_secs(5);
 /// Longest tool result text printed per update.
@@ -124,8 +124,10 @@ pub(crate) struct DemoOptions {
 
 /// Runs the demo; prints to stdout; returns the exit code.
 pub(crate) fn run(opts: DemoOptions) -> Result<ExitCode, DemoError> {
+    // rsbinder's RPC carrier does blocking reads on some paths; enough workers keep the turn
+    // moving while links wait.
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(8)
         .enable_all()
         .build()
         .map_err(io("starting the async runtime"))?;
@@ -133,7 +135,7 @@ pub(crate) fn run(opts: DemoOptions) -> Result<ExitCode, DemoError> {
         let mut stage = Stage::new()?;
         let outcome = tokio::select! {
             r = drive(&mut stage, &opts) => r,
-            _ = tokio::signal::ctrl_c() => Err(DemoError::Interrupted),
+            _ = interrupted() => Err(DemoError::Interrupted),
         };
         if matches!(outcome, Err(DemoError::Interrupted)) {
             say("\n^C — cleaning up");
@@ -143,6 +145,20 @@ pub(crate) fn run(opts: DemoOptions) -> Result<ExitCode, DemoError> {
     });
     rt.shutdown_timeout(Duration::from_secs(2));
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// Ctrl-C or SIGTERM.
+async fn interrupted() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async {
+            match term.as_mut() {
+                Some(t) => { t.recv().await; }
+                None => std::future::pending::<()>().await,
+            }
+        } => {}
+    }
 }
 
 fn say(line: &str) {
@@ -182,11 +198,14 @@ impl Stage {
     }
 
     async fn shutdown(&mut self) {
-        if let Some(rt) = self.runtime.take() {
-            rt.shutdown().await;
+        // Children first: nothing the runtime does on shutdown may keep them alive.
+        if let Some(rt) = self.runtime.take()
+            && tokio::time::timeout(REAP_WAIT, rt.shutdown()).await.is_err()
+        {
+            say("  the runtime did not stop in time; leaving it");
         }
         if let Some(fake) = self.fake_model.take() {
-            fake.shutdown().await;
+            let _ = tokio::time::timeout(REAP_WAIT, fake.shutdown()).await;
         }
         for (name, mut child) in self.children.drain(..) {
             let pid = child.id();
@@ -230,12 +249,21 @@ async fn drive(stage: &mut Stage, opts: &DemoOptions) -> Result<(), DemoError> {
         "--data".into(),
         notes_data.display().to_string(),
     ];
+    // The ACI provider resolves its caller's kernel UID itself (ACI layer 2). On this host the
+    // caller — this capbridge process — has the same UID as the providers, so the provider gets
+    // its own registry naming that UID as capbridge (the host registry lists the UID twice, a
+    // shared UID, which a resolver refuses by design, ACI-21).
+    let callers = dir.join("aci-callers.json");
+    std::fs::write(&callers, caller_registry_json(uid, &exe_sha256()?)?)
+        .map_err(io("writing the ACI provider's caller registry"))?;
     let aci_argv = vec![
         bins.aci.display().to_string(),
         "--socket".into(),
         aci_sock.display().to_string(),
         "--data".into(),
         aci_data.display().to_string(),
+        "--registry".into(),
+        callers.display().to_string(),
     ];
     say("\n== providers (separate processes, Unix sockets in a private temp dir)");
     for (name, argv, sock) in [
@@ -269,15 +297,20 @@ async fn drive(stage: &mut Stage, opts: &DemoOptions) -> Result<(), DemoError> {
         &aci_argv,
     )?;
     std::fs::write(&registry, text).map_err(io("writing the host registry"))?;
+    // The operator's enablement of the third-party plugin (MCP-50), beside the registry.
+    let state = plugin_state_json(&file_sha256(&bins.notes)?)?;
+    std::fs::write(dir.join("plugin-state.json"), state)
+        .map_err(io("writing plugin-state.json"))?;
     say(&format!("\n== host registry {}", registry.display()));
     say(&format!(
         "  {NOTES_PACKAGE}  MCP plugin   ({})",
         plugin_dir.display()
     ));
     say(&format!("  {ACI_PACKAGE}  ACI provider"));
+    say("  plugin-state.json enables the notes plugin (third-party plugins start disabled)");
 
     // 3. Sources and catalog.
-    let sources = crate::sources::from_registry(&registry)
+    let sources = crate::sources::from_registry(&registry, crate::sources::SourceOptions { wake: false })
         .await
         .map_err(|e| DemoError::Sources(e.to_string()))?;
     for skipped in &sources.skipped {
@@ -319,16 +352,16 @@ async fn drive(stage: &mut Stage, opts: &DemoOptions) -> Result<(), DemoError> {
             prompt,
         )
     } else {
-        let fake = acp_runtime::model::fake::FakeModelServer::start("127.0.0.1:0")
+        let fake = acp_runtime::model::fake::FakeModelServer::start_local()
             .await
             .map_err(|e| DemoError::Model(e.to_string()))?;
         let url = fake.url();
-        say(&format!(
-            "\n== model: the fake model server at {url} (offline)"
-        ));
+        say(&format!("\n== model: the fake model server at {url} (offline)"));
         stage.fake_model = Some(fake);
-        let client = acp_runtime::model::openai::OpenAiClient::new(&url, "fake", None)
-            .map_err(|e| DemoError::Model(e.to_string()))?;
+        let client = acp_runtime::model::openai::OpenAiClient::new(
+            acp_runtime::model::openai::ModelConfig::new(url, "fake"),
+        )
+        .map_err(|e| DemoError::Model(e.to_string()))?;
         (
             Arc::new(client) as Arc<dyn acp_runtime::model::ModelClient>,
             "fake".to_owned(),
@@ -343,10 +376,14 @@ async fn drive(stage: &mut Stage, opts: &DemoOptions) -> Result<(), DemoError> {
     let data_dir = dir.join("state");
     let resolver = permissions::RegistryResolver::load(&registry)
         .map_err(|e| DemoError::Runtime(e.to_string()))?;
-    let config = acp_runtime::RuntimeConfig::new(data_dir, model, model_name)
-        .with_sources(sources.list.clone())
-        .with_consent(Arc::new(DemoUser))
-        .with_resolver(Arc::new(resolver));
+    let mut config = acp_runtime::RuntimeConfig::new(
+        data_dir,
+        model,
+        model_name,
+        Arc::new(DemoUser),
+        Arc::new(resolver),
+    );
+    config.sources = sources.list.clone();
     let runtime = acp_runtime::Runtime::start(config)
         .await
         .map_err(|e| DemoError::Runtime(e.to_string()))?;
@@ -469,7 +506,7 @@ fn scripted_prompt(catalog: &capability_model::Catalog) -> Result<String, DemoEr
         .ok_or(DemoError::MissingTool(
             "ACI device/system information capability",
         ))?;
-    let note = json!({"title": "capbridge demo", "body": "Written by the demo through MCP over binder-channel."});
+    let note = json!({"title": "capbridge demo", "content": "Written by the demo through MCP over binder-channel.", "tags": ["demo"]});
     let directive = json!({"fake": {"tools": [
         {"name": mcp.name, "arguments": note},
         {"name": aci.name, "arguments": {}},
@@ -757,6 +794,42 @@ fn dir_owner(path: &Path) -> Result<u32, DemoError> {
 fn file_sha256(path: &Path) -> Result<String, DemoError> {
     let bytes = std::fs::read(path).map_err(io("hashing a sample binary"))?;
     Ok(hex(&Sha256::digest(&bytes)))
+}
+
+fn exe_sha256() -> Result<String, DemoError> {
+    let exe = std::env::current_exe().map_err(io("locating the capbridge executable"))?;
+    file_sha256(&exe)
+}
+
+/// The ACI provider's view of its callers: this UID is capbridge (the controller package).
+fn caller_registry_json(uid: u32, digest: &str) -> Result<String, DemoError> {
+    let file = json!({
+        "version": 1,
+        "packages": [{
+            "uid": uid,
+            "package": aci_adapter::controller::CONTROLLER_PACKAGE,
+            "signingCertSha256": digest,
+            "versionCode": 1,
+            "label": "capbridge",
+            "permissions": [permissions::aci::PERMISSION_CALL],
+        }],
+    });
+    serde_json::to_string_pretty(&file).map_err(|e| DemoError::Io {
+        step: "writing the ACI provider's caller registry",
+        reason: e.to_string(),
+    })
+}
+
+/// `plugin-state.json`: the operator enables the notes plugin for its current digest.
+fn plugin_state_json(digest: &str) -> Result<String, DemoError> {
+    let file = json!({
+        "version": 1,
+        "plugins": [{"package": NOTES_PACKAGE, "signingCertSha256": digest, "enabled": true}],
+    });
+    serde_json::to_string_pretty(&file).map_err(|e| DemoError::Io {
+        step: "writing plugin-state.json",
+        reason: e.to_string(),
+    })
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -77,32 +77,106 @@ pub(crate) fn registry_file(path: &Path) -> PathBuf {
     }
 }
 
+/// How sources are built.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SourceOptions {
+    /// Start a provider that is not running with its registry `launch` argv (ACI wake). The
+    /// demo, which owns its providers' processes, turns this off.
+    pub(crate) wake: bool,
+}
+
+impl Default for SourceOptions {
+    fn default() -> Self {
+        Self { wake: true }
+    }
+}
+
 /// Builds the capability sources for every MCP plugin and ACI provider in the registry.
-pub(crate) async fn from_registry(path: &Path) -> Result<Sources, SourcesError> {
+pub(crate) async fn from_registry(
+    path: &Path,
+    opts: SourceOptions,
+) -> Result<Sources, SourcesError> {
     let file = registry_file(path);
     let resolver = permissions::RegistryResolver::load(&file)?;
     let mut list: Vec<Arc<dyn CapabilitySource>> = Vec::new();
     let mut skipped = Vec::new();
-    mcp_sources(&file, &resolver, &mut list, &mut skipped).await?;
-    aci_sources(&file, &resolver, &mut list, &mut skipped).await?;
+    mcp_sources(&file, &mut list, &mut skipped)?;
+    aci_sources(&opts, &resolver, &mut list, &mut skipped).await?;
     Ok(Sources { list, skipped })
 }
 
-async fn mcp_sources(
-    _file: &Path,
-    _resolver: &permissions::RegistryResolver,
-    _list: &mut Vec<Arc<dyn CapabilitySource>>,
-    _skipped: &mut Vec<Skipped>,
+/// Every ready and enabled plugin server, through `mcp_adapter::discovery` (plugin package
+/// validation, MCP-45 names, `plugin-state.json` enablement beside the registry).
+fn mcp_sources(
+    file: &Path,
+    list: &mut Vec<Arc<dyn CapabilitySource>>,
+    skipped: &mut Vec<Skipped>,
 ) -> Result<(), SourcesError> {
+    use mcp_adapter::discovery::{DEFAULT_CONNECT_TIMEOUT, Discovery, PluginStatus};
+    let discovery = Discovery::load(file).map_err(|e| SourcesError::Discovery(e.to_string()))?;
+    for plugin in &discovery.plugins {
+        match plugin.status() {
+            PluginStatus::Ready => {
+                for source in plugin.sources(DEFAULT_CONNECT_TIMEOUT) {
+                    list.push(Arc::new(source));
+                }
+            }
+            PluginStatus::Disabled(e) => skipped.push(Skipped {
+                package: plugin.identity.package.clone(),
+                reason: format!("MCP plugin disabled ({e:?}); enable it in plugin-state.json"),
+            }),
+            PluginStatus::Unavailable(r) => skipped.push(Skipped {
+                package: plugin.identity.package.clone(),
+                reason: format!("MCP plugin unavailable: {r}"),
+            }),
+        }
+    }
     Ok(())
 }
 
+/// All ACI providers of the registry behind one controller, as one source (each provider is
+/// its own virtual plugin inside it, ACI-40).
+///
+/// Enablement (ACI-44 disables providers by default on Android until the user enables them):
+/// on a Linux host the operator enables a provider by listing it in the registry, so every
+/// discovered provider starts enabled here.
 async fn aci_sources(
-    _file: &Path,
-    _resolver: &permissions::RegistryResolver,
-    _list: &mut Vec<Arc<dyn CapabilitySource>>,
-    _skipped: &mut Vec<Skipped>,
+    opts: &SourceOptions,
+    resolver: &permissions::RegistryResolver,
+    list: &mut Vec<Arc<dyn CapabilitySource>>,
+    skipped: &mut Vec<Skipped>,
 ) -> Result<(), SourcesError> {
+    use aci_adapter::controller::{
+        BinderConnector, Controller, ControllerConfig, LaunchWaker, NoWaker, Waker,
+    };
+    let waker: Arc<dyn Waker> = if opts.wake {
+        Arc::new(LaunchWaker::default())
+    } else {
+        Arc::new(NoWaker)
+    };
+    let controller = Controller::new(
+        Arc::new(BinderConnector::rpc()),
+        waker,
+        ControllerConfig {
+            enabled_by_default: true,
+            ..ControllerConfig::default()
+        },
+    );
+    controller.discover_from(resolver);
+    let found = controller.packages();
+    for entry in resolver.entries() {
+        if entry.exports.aci.is_some() && !found.contains(&entry.package) {
+            skipped.push(Skipped {
+                package: entry.package.clone(),
+                reason: "its ACI export declares no known BIND action (SPEC E.5)".into(),
+            });
+        }
+    }
+    if !found.is_empty() {
+        list.push(aci_adapter::source::shared(
+            aci_adapter::source::AciSource::new(controller),
+        ));
+    }
     Ok(())
 }
 
