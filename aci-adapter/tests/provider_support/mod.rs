@@ -25,8 +25,13 @@ pub const CALLER_PKG: &str = "org.agentos.app";
 
 /// A registry where this process's UID is `CALLER_PKG` holding `perms`.
 pub fn resolver(perms: &[&str]) -> Arc<RegistryResolver> {
+    resolver_for(my_uid(), perms)
+}
+
+/// A registry where `uid` is `CALLER_PKG` holding `perms`.
+pub fn resolver_for(uid: u32, perms: &[&str]) -> Arc<RegistryResolver> {
     Arc::new(RegistryResolver::from_entries([RegistryEntry {
-        uid: my_uid(),
+        uid,
         package: CALLER_PKG.to_owned(),
         signing_cert_sha256: CertDigest::parse(&"ab".repeat(32)).unwrap(),
         version_code: 1,
