@@ -110,3 +110,56 @@ fn mcp45_discovery_marks_the_loser_unavailable_in_any_registry_order() {
         })
     );
 }
+
+/// A small deterministic generator (no extra dependency): xorshift64*.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+#[test]
+fn mcp45_property_random_claim_sets_in_random_orders() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for _ in 0..300 {
+        let n = 1 + rng.below(8) as usize;
+        let mut claims: Vec<NameClaim> = Vec::new();
+        for _ in 0..n {
+            let package = format!("com.p{}", rng.below(6));
+            if claims.iter().any(|c| c.package == package) {
+                continue; // one plugin per package
+            }
+            claims.push(claim(
+                ["notes", "todo", "memo"][rng.below(3) as usize],
+                &package,
+                rng.below(4) == 0,
+                rng.below(3) == 0,
+            ));
+        }
+        let expected = name_winners(&claims);
+        // Oracle: for each name, the claim with the smallest (not bundled, not owner, id).
+        for (name, winner) in &expected {
+            let best = claims
+                .iter()
+                .filter(|c| &c.plugin == name)
+                .min_by_key(|c| (!c.bundled, !c.original_owner, c.package.clone()))
+                .unwrap();
+            assert_eq!(&best.package, winner);
+        }
+        for _ in 0..20 {
+            let mut shuffled = claims.clone();
+            for i in (1..shuffled.len()).rev() {
+                shuffled.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            assert_eq!(name_winners(&shuffled), expected);
+        }
+    }
+}
