@@ -191,3 +191,29 @@ async fn mcp22_a_server_gone_before_the_call_is_closed_not_dispatched() {
     );
     assert!(!set.statuses()[0].connected);
 }
+
+#[tokio::test]
+async fn mcp24_at_most_eight_calls_in_flight_and_queue_time_counts() {
+    let server = FakeServer::start(Behaviour {
+        call_hangs: true,
+        ..Behaviour::default()
+    })
+    .await;
+    let set = session(&server, Duration::from_millis(1_500)).await;
+    let id = echo();
+    let calls: Vec<_> = (0..9)
+        .map(|i| set.call(&id, args(&format!("{i}")), CancelToken::new()))
+        .collect();
+    let outcomes = futures::future::join_all(calls).await;
+    // Every call timed out: eight on the wire, one in the queue for the whole deadline.
+    assert!(
+        outcomes.iter().all(|o| *o == Err(CallError::Timeout)),
+        "{outcomes:?}"
+    );
+    let sent = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "tools/call")
+        .count();
+    assert_eq!(sent, 8);
+}

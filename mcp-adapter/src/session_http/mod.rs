@@ -648,8 +648,8 @@ impl CapabilitySource for SessionMcpServers {
             p = tokio::time::timeout_at(deadline, slot.calls.acquire()) => match p {
                 Ok(Ok(p)) => p,
                 Ok(Err(_)) => return Err(CallError::Closed { dispatched: false }),
-                // Never sent: nothing can have run.
-                Err(_) => return Err(CallError::Unavailable { reason: "busy".to_owned() }),
+                // Queue time counts against the caller's deadline (MCP-24, as McpClient).
+                Err(_) => return Err(CallError::Timeout),
             },
         };
         if conn.service.is_closed() {
