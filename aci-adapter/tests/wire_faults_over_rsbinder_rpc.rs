@@ -181,25 +181,23 @@ impl IACIService for Rogue {
         let statuses = self.statuses.clone();
         let done = self.done.clone();
         std::thread::spawn(move || {
-            let mut s = Vec::new();
-            s.push(cb.r#onProgress(5, Some("starting")).is_ok());
-            s.push(
+            // In this order: progress, the result, a second result, progress after it.
+            let s = vec![
+                cb.r#onProgress(5, Some("starting")).is_ok(),
                 cb.r#onResult(
                     &AciResponse::success()
                         .put_string("n", "first")
                         .with_call_id(&id),
                 )
                 .is_ok(),
-            );
-            s.push(
                 cb.r#onResult(
                     &AciResponse::success()
                         .put_string("n", "second")
                         .with_call_id(&id),
                 )
                 .is_ok(),
-            );
-            s.push(cb.r#onProgress(99, None).is_ok());
+                cb.r#onProgress(99, None).is_ok(),
+            ];
             *statuses.lock().unwrap() = s;
             done.notify_one();
         });
