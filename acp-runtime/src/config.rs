@@ -87,6 +87,9 @@ pub struct RuntimeConfig {
     pub permissions: PermissionsConfig,
     /// Limits.
     pub limits: Limits,
+    /// URL policy of per-session MCP servers (SMS-03/SMS-04): strict by default; tests may
+    /// admit loopback.
+    pub session_mcp_policy: mcp_adapter::session_http::SessionUrlPolicy,
     /// Send `agent_thought_chunk` live by default (clients may also opt in per prompt with
     /// `_meta."org.agentos".includeThoughts`). Load history always includes thoughts.
     pub include_thoughts: bool,
@@ -113,6 +116,7 @@ impl RuntimeConfig {
             http_request: None,
             permissions: PermissionsConfig::default(),
             limits: Limits::default(),
+            session_mcp_policy: mcp_adapter::session_http::SessionUrlPolicy::strict(),
             include_thoughts: false,
         }
     }

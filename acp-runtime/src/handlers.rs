@@ -15,6 +15,8 @@ use capability_model::{SessionMode, ToolScope};
 use permissions::Principal;
 use serde_json::{Map, Value, json};
 
+use mcp_adapter::session_http::{BatchError, SessionHttpConfig, SessionMcpServers, parse_batch};
+
 use crate::connection::{Peer, declared};
 use crate::errors::RpcError;
 use crate::ids;
@@ -91,10 +93,10 @@ pub(crate) async fn request(
 ) -> Result<Value, RpcError> {
     match method {
         "initialize" => initialize(rt, peer, &params),
-        "session/new" => new_session(rt, peer, &params),
-        "session/load" => load_session(rt, peer, &params, true),
-        "session/resume" => load_session(rt, peer, &params, false),
-        "session/fork" => fork_session(rt, peer, &params),
+        "session/new" => new_session(rt, peer, &params).await,
+        "session/load" => load_session(rt, peer, &params, true).await,
+        "session/resume" => load_session(rt, peer, &params, false).await,
+        "session/fork" => fork_session(rt, peer, &params).await,
         "session/list" => list_sessions(rt, peer),
         "session/delete" => delete_session(rt, peer, &params),
         "session/close" => close_session(rt, peer, &params),
@@ -133,8 +135,8 @@ fn initialize(rt: &Arc<Runtime>, peer: &Arc<Peer>, params: &Value) -> Result<Val
                 .audio(false)
                 .embedded_context(true),
         )
-        // Per-session MCP servers are not wired in yet: http = false (ACP-03).
-        .mcp_capabilities(McpCapabilities::new().http(false).sse(false))
+        // Per-session Streamable HTTP MCP servers (SMS); no SSE (ACP-03).
+        .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
         .session_capabilities(
             SessionCapabilities::new()
                 .list(SessionListCapabilities::new())
@@ -170,23 +172,43 @@ fn scope_from(params: &Value) -> Result<Option<ToolScope>, RpcError> {
     }
 }
 
-fn check_mcp_servers(params: &Value) -> Result<(), RpcError> {
-    match params.get("mcpServers") {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Array(a)) if a.is_empty() => Ok(()),
-        Some(Value::Array(_)) => Err(RpcError::registry(
-            "unsupported",
-            "per-session MCP servers are not supported by this runtime",
-        )),
-        Some(_) => Err(RpcError::invalid_params("mcpServers must be an array")),
+/// The `mcpServers` batch (SMS-01..SMS-03): validated as a whole first (any failure is
+/// `invalid_params` naming the rule and index, never a value), then connected; a server that
+/// cannot be reached does not fail the request (SMS-07).
+async fn session_servers(
+    rt: &Arc<Runtime>,
+    params: &Value,
+) -> Result<Option<Arc<SessionMcpServers>>, RpcError> {
+    let refuse = |e: BatchError| {
+        RpcError::invalid_params(format!("invalid mcpServers: {e}"))
+            .with_details(json!({"reason": e.rule.code(), "index": e.index}))
+    };
+    let policy = rt.cfg.session_mcp_policy;
+    let servers = parse_batch(params.get("mcpServers"), policy).map_err(refuse)?;
+    if servers.is_empty() {
+        return Ok(None);
     }
+    let config = SessionHttpConfig {
+        policy,
+        ..SessionHttpConfig::default()
+    };
+    let set = SessionMcpServers::start(servers, config)
+        .await
+        .map_err(refuse)?;
+    for st in set.statuses() {
+        tracing::info!(server = %st.name, connected = st.connected, tools = st.tool_count, "session MCP server");
+    }
+    Ok(Some(Arc::new(set)))
 }
 
-fn new_session(rt: &Arc<Runtime>, peer: &Arc<Peer>, params: &Value) -> Result<Value, RpcError> {
+async fn new_session(
+    rt: &Arc<Runtime>,
+    peer: &Arc<Peer>,
+    params: &Value,
+) -> Result<Value, RpcError> {
     let req: NewSessionRequest = serde_json::from_value(params.clone())
         .map_err(|_| RpcError::invalid_params("session/new needs cwd and mcpServers"))?;
     let scope = scope_from(params)?.unwrap_or(ToolScope::UNRESTRICTED);
-    check_mcp_servers(params)?;
     let owner = owner_key(&peer.caller);
     // sessionAutoSelect (CAT-43), only when negotiated (ACP-05).
     if let Some(auto) = org_meta(params).and_then(|m| m.get("autoSelect")) {
@@ -210,6 +232,7 @@ fn new_session(rt: &Arc<Runtime>, peer: &Arc<Peer>, params: &Value) -> Result<Va
             }
         }
     }
+    let servers = session_servers(rt, params).await?;
     let id = ids::new_session_id();
     let row = SessionRow {
         id: id.clone(),
@@ -224,13 +247,15 @@ fn new_session(rt: &Arc<Runtime>, peer: &Arc<Peer>, params: &Value) -> Result<Va
     rt.store
         .insert_session(&row)
         .map_err(|_| RpcError::store_failed())?;
-    lock(&rt.sessions).insert(id.clone(), Arc::new(LiveSession::from_row(&row)));
+    let live = Arc::new(LiveSession::from_row(&row));
+    live.set_servers(servers);
+    lock(&rt.sessions).insert(id.clone(), live);
     tracing::info!(caller = peer.caller.log_name(), session = %id, scoped = !scope.is_unrestricted(), "session created");
     let resp = NewSessionResponse::new(id).modes(mode_state(SessionMode::Default));
     to_value(&resp)
 }
 
-fn load_session(
+async fn load_session(
     rt: &Arc<Runtime>,
     peer: &Arc<Peer>,
     params: &Value,
@@ -238,7 +263,9 @@ fn load_session(
 ) -> Result<Value, RpcError> {
     let id = session_id_param(params)?;
     let session = rt.session_for(&peer.caller, &id)?;
-    check_mcp_servers(params)?;
+    // The servers passed now replace the previous set (ACP-14, SMS-06).
+    let servers = session_servers(rt, params).await?;
+    session.set_servers(servers);
     if replay {
         let events = rt
             .store
@@ -270,11 +297,15 @@ fn load_session(
     }
 }
 
-fn fork_session(rt: &Arc<Runtime>, peer: &Arc<Peer>, params: &Value) -> Result<Value, RpcError> {
+async fn fork_session(
+    rt: &Arc<Runtime>,
+    peer: &Arc<Peer>,
+    params: &Value,
+) -> Result<Value, RpcError> {
     let id = session_id_param(params)?;
     let old = rt.session_for(&peer.caller, &id)?;
     let requested = scope_from(params)?;
-    check_mcp_servers(params)?;
+    let servers = session_servers(rt, params).await?;
     // CAT-36: narrowing only; without a scope the old one is inherited.
     let scope = old.scope.fork(requested.as_ref());
     let new_id = ids::new_session_id();
@@ -299,7 +330,9 @@ fn fork_session(rt: &Arc<Runtime>, peer: &Arc<Peer>, params: &Value) -> Result<V
     rt.store
         .copy_log(&id, &new_id)
         .map_err(|_| RpcError::store_failed())?;
-    lock(&rt.sessions).insert(new_id.clone(), Arc::new(LiveSession::from_row(&row)));
+    let live = Arc::new(LiveSession::from_row(&row));
+    live.set_servers(servers);
+    lock(&rt.sessions).insert(new_id.clone(), live);
     Ok(json!({"sessionId": new_id, "modes": to_value(&mode_state(settings.mode))?}))
 }
 
@@ -328,6 +361,7 @@ fn delete_session(rt: &Arc<Runtime>, peer: &Arc<Peer>, params: &Value) -> Result
     let id = session_id_param(params)?;
     let session = rt.session_for(&peer.caller, &id)?;
     session.cancel_all();
+    session.set_servers(None);
     lock(&rt.sessions).remove(&id);
     rt.store
         .delete_session(&id)
@@ -343,6 +377,7 @@ fn close_session(rt: &Arc<Runtime>, peer: &Arc<Peer>, params: &Value) -> Result<
     // Free memory, keep the session and its history (ACP-19). A running turn keeps its
     // own reference and finishes.
     if session.active_task_id().is_none() {
+        session.set_servers(None);
         lock(&rt.sessions).remove(&id);
     }
     Ok(json!({}))

@@ -59,6 +59,8 @@ pub(crate) struct LiveSession {
     /// FIFO order of turns (tokio's mutex is fair).
     pub queue: tokio::sync::Mutex<()>,
     pub active: Mutex<Vec<ActiveTask>>,
+    /// Per-session MCP servers: memory only, passed again on load/resume (SMS-05, SMS-06).
+    pub servers: Mutex<Option<Arc<mcp_adapter::session_http::SessionMcpServers>>>,
 }
 
 impl LiveSession {
@@ -74,11 +76,23 @@ impl LiveSession {
             }),
             queue: tokio::sync::Mutex::new(()),
             active: Mutex::new(Vec::new()),
+            servers: Mutex::new(None),
         }
     }
 
     pub(crate) fn active_task_id(&self) -> Option<String> {
         lock(&self.active).first().map(|t| t.id.clone())
+    }
+
+    /// Replaces the session's servers (closing the old ones in the background).
+    pub(crate) fn set_servers(
+        &self,
+        servers: Option<Arc<mcp_adapter::session_http::SessionMcpServers>>,
+    ) {
+        let old = std::mem::replace(&mut *lock(&self.servers), servers);
+        if let Some(old) = old {
+            tokio::spawn(async move { old.close().await });
+        }
     }
 
     pub(crate) fn cancel_all(&self) {

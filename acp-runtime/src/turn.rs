@@ -7,7 +7,9 @@ use agent_client_protocol::v1::schema::{
     Content, ContentBlock, ContentChunk, SessionUpdate, StopReason, ToolCall as AcpToolCall,
     ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use capability_model::{CallError, CancelToken, Catalog, SessionMode, ToolScope};
+use capability_model::{
+    CallError, CancelToken, CapabilityId, CapabilitySource, Catalog, SessionMode, Source, ToolScope,
+};
 use futures::StreamExt;
 use permissions::{AgentosCode, CatalogVerdict, ToolCall};
 use serde_json::{Map, Value, json};
@@ -104,7 +106,30 @@ impl Job {
         )))?;
 
         let snapshot = rt.tools.snapshot().await;
-        let catalog = &snapshot.catalog;
+        // Per-session MCP servers join this turn's catalog (SMS-01, SMS-08 retry first).
+        let servers = lock(&self.session.servers).clone();
+        let mut session_catalog = None;
+        if let Some(set) = &servers {
+            set.refresh_before_task().await;
+            let listing = set.list().await.unwrap_or_default();
+            let caps = snapshot
+                .catalog
+                .entries()
+                .iter()
+                .map(|e| e.capability.clone())
+                .chain(listing.capabilities);
+            session_catalog = Some(Catalog::build(caps));
+        }
+        let catalog = session_catalog.as_ref().unwrap_or(&snapshot.catalog);
+        let route = |id: &CapabilityId| -> Option<Arc<dyn CapabilitySource>> {
+            match (id.source, &servers) {
+                (Source::SessionMcp, Some(set)) => {
+                    Some(Arc::clone(set) as Arc<dyn CapabilitySource>)
+                }
+                (Source::SessionMcp, None) => None,
+                _ => snapshot.source_of(id),
+            }
+        };
         let tools: Vec<ToolSpec> = catalog
             .visible(&scope, mode)
             .map(|e| ToolSpec {
@@ -192,7 +217,7 @@ impl Job {
             let mut round = vec![asked];
             for call in &calls {
                 let content = self
-                    .tool_call(call, catalog, &snapshot, &scope, mode, &emitter)
+                    .tool_call(call, catalog, &route, &scope, mode, &emitter)
                     .await?;
                 let msg = ChatMessage::Tool {
                     call_id: call.id.clone(),
@@ -296,7 +321,7 @@ impl Job {
         &self,
         call: &ToolCallRequest,
         catalog: &Catalog,
-        snapshot: &crate::tools::Snapshot,
+        route: &(dyn Fn(&CapabilityId) -> Option<Arc<dyn CapabilitySource>> + Send + Sync),
         scope: &ToolScope,
         mode: SessionMode,
         emitter: &Emitter,
@@ -368,7 +393,7 @@ impl Job {
         if let Some(code) = verdict.code() {
             return fail(code_text(code));
         }
-        let Some(source) = snapshot.source_of(&entry.capability.id) else {
+        let Some(source) = route(&entry.capability.id) else {
             return fail(code_text(AgentosCode::ToolUnavailable));
         };
         emitter.emit(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(

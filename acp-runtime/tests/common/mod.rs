@@ -264,6 +264,17 @@ impl Harness {
         sources: Vec<Arc<dyn CapabilitySource>>,
         consent: Arc<dyn ConsentSurface>,
     ) -> Harness {
+        Self::start_with(dir, model, sources, consent, |_| {}).await
+    }
+
+    /// Like [`Harness::start_in`], with a last say on the configuration.
+    pub async fn start_with(
+        dir: Arc<tempfile::TempDir>,
+        model: Arc<dyn ModelClient>,
+        sources: Vec<Arc<dyn CapabilitySource>>,
+        consent: Arc<dyn ConsentSurface>,
+        tweak: impl FnOnce(&mut RuntimeConfig),
+    ) -> Harness {
         let mut cfg = RuntimeConfig::new(
             dir.path().join("state"),
             model,
@@ -272,6 +283,7 @@ impl Harness {
             registry(),
         );
         cfg.sources = sources;
+        tweak(&mut cfg);
         let rt = Runtime::start(cfg).await.unwrap();
         Harness { rt, dir }
     }
