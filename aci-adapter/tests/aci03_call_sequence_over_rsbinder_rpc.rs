@@ -75,6 +75,19 @@ async fn aci16_unknown_capability_missing_param_and_failure() {
     );
     assert_eq!(resp.call_id, req.call_id);
 
+    // An id no provider can have is echoed only up to 128 characters.
+    let long = "x".repeat(5000);
+    let resp = rt
+        .client
+        .call(&AciRequest::new(long.clone()))
+        .await
+        .unwrap();
+    assert_eq!(resp.error_code, error_code::CAPABILITY_NOT_FOUND);
+    assert_eq!(
+        resp.error_message.unwrap(),
+        format!("unknown capability: {}…", &long[..128])
+    );
+
     for params in [
         vec![],
         vec![("text", BundleValue::String(Some("   ".into())))],

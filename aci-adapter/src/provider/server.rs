@@ -255,6 +255,16 @@ pub(super) enum Delivery {
     Result(Box<AciResponse>),
 }
 
+/// A capability id as logged or echoed: ids are at most 128 characters (MCP-05), so anything
+/// longer from a peer is cut there.
+fn bounded_id(id: &str) -> String {
+    const MAX: usize = 128;
+    match id.char_indices().nth(MAX) {
+        None => id.to_owned(),
+        Some((at, _)) => format!("{}…", &id[..at]),
+    }
+}
+
 fn error(code: i32, message: impl Into<String>) -> AciResponse {
     AciResponse::error(code, message)
 }
@@ -377,7 +387,7 @@ impl Inner {
         tracing::info!(
             uid,
             package = package.as_deref().unwrap_or("-"),
-            capability = %request.capability,
+            capability = %bounded_id(&request.capability),
             params = request.params.len(),
             is_async,
             success = response.success,
@@ -414,13 +424,13 @@ impl Inner {
                     error_code::SERVICE_UNAVAILABLE,
                     format!(
                         "capability {} is unavailable: its declaration is invalid",
-                        request.capability
+                        bounded_id(&request.capability)
                     ),
                 );
             }
             return error(
                 error_code::CAPABILITY_NOT_FOUND,
-                format!("unknown capability: {}", request.capability),
+                format!("unknown capability: {}", bounded_id(&request.capability)),
             );
         };
         if let Err(msg) = check_params(&served.spec, &request.params) {
@@ -519,23 +529,32 @@ impl IACIService for Entry {
         let uid = rsbinder::get_calling_uid();
         let (tx, mut rx) = mpsc::unbounded_channel::<Delivery>();
         let callback = callback.clone();
-        let capability = request.capability.clone();
-        // One delivery thread per call keeps progress before the result, and the result once.
-        self.0.runtime.spawn_blocking(move || {
-            while let Some(d) = rx.blocking_recv() {
-                match d {
-                    Delivery::Progress(p, msg) => {
-                        if let Err(e) = callback.r#onProgress(p, msg.as_deref()) {
-                            tracing::debug!(uid, capability = %capability, error = ?e, "ACI onProgress not delivered");
-                        }
+        let capability = bounded_id(&request.capability);
+        // One delivery task per call keeps progress before the result, and the result once.
+        // A blocking thread is held only while one callback transaction is in flight, so many
+        // slow async calls do not pin threads.
+        self.0.runtime.spawn(async move {
+            while let Some(d) = rx.recv().await {
+                let cb = callback.clone();
+                let is_result = matches!(d, Delivery::Result(_));
+                let sent = tokio::task::spawn_blocking(move || match d {
+                    Delivery::Progress(p, msg) => cb.r#onProgress(p, msg.as_deref()),
+                    Delivery::Result(resp) => cb.r#onResult(&resp),
+                })
+                .await;
+                match sent {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) if is_result => {
+                        tracing::warn!(uid, capability = %capability, error = ?e, "ACI onResult not delivered");
                     }
-                    Delivery::Result(resp) => {
-                        if let Err(e) = callback.r#onResult(&resp) {
-                            tracing::warn!(uid, capability = %capability, error = ?e, "ACI onResult not delivered");
-                        }
-                        // Exactly once: nothing is delivered after the result.
-                        return;
+                    Ok(Err(e)) => {
+                        tracing::debug!(uid, capability = %capability, error = ?e, "ACI onProgress not delivered");
                     }
+                    Err(_) => tracing::warn!(uid, capability = %capability, "ACI callback task failed"),
+                }
+                if is_result {
+                    // Exactly once: nothing is delivered after the result.
+                    return;
                 }
             }
         });
