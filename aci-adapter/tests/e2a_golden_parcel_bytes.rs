@@ -111,7 +111,9 @@ const RESPONSE_ERR: &[u8] = &[
 
 #[test]
 fn e2_response_success_and_error_golden_bytes() {
-    let ok = AciResponse::success().put_string("k", "ok").with_call_id("c1");
+    let ok = AciResponse::success()
+        .put_string("k", "ok")
+        .with_call_id("c1");
     assert_eq!(ok.encode(), RESPONSE_OK);
     assert_eq!(AciResponse::decode(RESPONSE_OK).unwrap(), ok);
 
@@ -259,4 +261,20 @@ fn e2a_null_bundle_minus_one_reads_as_empty() {
     let mut w = ParcelWriter::new();
     w.write_nullable_bundle(None);
     assert_eq!(w.as_bytes(), &[0xFF, 0xFF, 0xFF, 0xFF]);
+}
+
+#[test]
+fn e2a_golden_files_match_the_commented_constants() {
+    assert_eq!(
+        include_bytes!("golden/aci_request_echo.bin").as_slice(),
+        REQUEST
+    );
+    assert_eq!(
+        include_bytes!("golden/aci_response_ok.bin").as_slice(),
+        RESPONSE_OK
+    );
+    assert_eq!(
+        include_bytes!("golden/aci_response_404.bin").as_slice(),
+        RESPONSE_ERR
+    );
 }

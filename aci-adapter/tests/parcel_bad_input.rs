@@ -264,3 +264,36 @@ fn e2a_rsbinder_glue_reports_truncation_and_bad_markers() {
     bad[0] = 2; // neither null (0) nor non-null (1)
     assert!(rsbinder::from_bytes::<AciRequest>(&bad).is_err());
 }
+
+#[test]
+fn e2a_response_with_unsupported_tag_keeps_its_call_id_through_the_binder_glue() {
+    // result = {"x": <Serializable, length-prefixed>} in an otherwise valid response.
+    let mut entries = ParcelWriter::new();
+    entries.write_i32(1);
+    entries.write_string(Some("x"));
+    entries.write_i32(tag::SERIALIZABLE);
+    entries.write_i32(4);
+    entries.write_i32(0);
+    let entries = entries.into_bytes();
+    let mut w = ParcelWriter::new();
+    w.write_i32(1); // non-null parcelable
+    w.write_byte(1); // success
+    w.write_i32(entries.len() as i32);
+    w.write_i32(0x4C44_4E42);
+    let mut bytes = w.into_bytes();
+    bytes.extend(entries);
+    let mut tail = ParcelWriter::new();
+    tail.write_i32(0);
+    tail.write_string(None);
+    tail.write_string(Some("id-9"));
+    bytes.extend(tail.into_bytes());
+
+    assert!(AciResponse::decode(&bytes[4..]).is_err());
+    let resp: AciResponse = rsbinder::from_bytes(&bytes).unwrap();
+    assert!(matches!(
+        resp.result_error(),
+        Some(ParcelError::UnsupportedTag { tag: 21, .. })
+    ));
+    assert!(resp.result.is_empty());
+    assert_eq!(resp.call_id, "id-9");
+}
