@@ -8,8 +8,8 @@
 //! 2. starts both as **separate processes** on Unix sockets in a fresh temporary directory (mode
 //!    0700) and waits for their sockets;
 //! 3. writes a temporary host registry (`registry.json`) describing them — with their real
-//!    kernel UID (both run as the current user on a Linux host) and the SHA-256 of their
-//!    executables standing in for the signing-certificate digest;
+//!    kernel UID (both run as the current user on a Linux host) and a stand-in
+//!    signing-certificate digest (SHA-256 of each executable's path, size and mtime);
 //! 4. builds the capability sources from that registry ([`crate::sources`]) and starts the fake
 //!    model server on 127.0.0.1 (unless a real model is configured);
 //! 5. starts the ACP runtime in-process, opens one ACP session over a line-delimited JSON-RPC
@@ -47,7 +47,7 @@ pub(crate) const ACI_PACKAGE: &str = "com.example.aciprovider";
 /// How long a child may take to create its socket.
 const SOCKET_WAIT: Duration = Duration::from_secs(20);
 /// How long the whole turn may take before the demo gives up.
-const TURN_TIMEOUT: Duration = Duration::from_secs(60);
+const TURN_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long a child gets to exit after SIGKILL before we stop waiting.
 const REAP_WAIT: Duration = Duration::from_secs(5);
 /// Longest tool result text printed per update.
@@ -200,7 +200,9 @@ impl Stage {
     async fn shutdown(&mut self) {
         // Children first: nothing the runtime does on shutdown may keep them alive.
         if let Some(rt) = self.runtime.take()
-            && tokio::time::timeout(REAP_WAIT, rt.shutdown()).await.is_err()
+            && tokio::time::timeout(REAP_WAIT, rt.shutdown())
+                .await
+                .is_err()
         {
             say("  the runtime did not stop in time; leaving it");
         }
@@ -310,9 +312,10 @@ async fn drive(stage: &mut Stage, opts: &DemoOptions) -> Result<(), DemoError> {
     say("  plugin-state.json enables the notes plugin (third-party plugins start disabled)");
 
     // 3. Sources and catalog.
-    let sources = crate::sources::from_registry(&registry, crate::sources::SourceOptions { wake: false })
-        .await
-        .map_err(|e| DemoError::Sources(e.to_string()))?;
+    let sources =
+        crate::sources::from_registry(&registry, crate::sources::SourceOptions { wake: false })
+            .await
+            .map_err(|e| DemoError::Sources(e.to_string()))?;
     for skipped in &sources.skipped {
         say(&format!(
             "  left out: {} ({})",
@@ -356,7 +359,9 @@ async fn drive(stage: &mut Stage, opts: &DemoOptions) -> Result<(), DemoError> {
             .await
             .map_err(|e| DemoError::Model(e.to_string()))?;
         let url = fake.url();
-        say(&format!("\n== model: the fake model server at {url} (offline)"));
+        say(&format!(
+            "\n== model: the fake model server at {url} (offline)"
+        ));
         stage.fake_model = Some(fake);
         let client = acp_runtime::model::openai::OpenAiClient::new(
             acp_runtime::model::openai::ModelConfig::new(url, "fake"),
@@ -641,6 +646,7 @@ struct DemoUser;
 #[async_trait::async_trait]
 impl ConsentSurface for DemoUser {
     async fn ask_tool(&self, prompt: &ToolPrompt) -> Option<Choice> {
+        tracing::debug!(consent = %prompt.id, "demo user asked");
         let mut text = format!("  ┌ consent prompt #{}: {}\n", prompt.id, prompt.title);
         for line in &prompt.lines {
             text.push_str(&format!("  │ {line}\n"));
@@ -791,9 +797,18 @@ fn dir_owner(path: &Path) -> Result<u32, DemoError> {
         .uid())
 }
 
+/// A stand-in signing digest: Linux hosts have no signing certificates, so the demo uses the
+/// SHA-256 of the executable's path, size and modification time (cheap, and it changes when the
+/// binary is rebuilt, like a re-signed app would).
 fn file_sha256(path: &Path) -> Result<String, DemoError> {
-    let bytes = std::fs::read(path).map_err(io("hashing a sample binary"))?;
-    Ok(hex(&Sha256::digest(&bytes)))
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).map_err(io("reading a sample binary"))?;
+    let mut h = Sha256::new();
+    h.update(path.as_os_str().as_encoded_bytes());
+    h.update(meta.size().to_le_bytes());
+    h.update(meta.mtime().to_le_bytes());
+    h.update(meta.mtime_nsec().to_le_bytes());
+    Ok(hex(&h.finalize()))
 }
 
 fn exe_sha256() -> Result<String, DemoError> {

@@ -240,6 +240,8 @@ fn main() -> ExitCode {
             }));
         }
         Command::Demo { prompt, config } => {
+            // The demo prints from several threads; don't hold stdout's lock here.
+            drop(out);
             init_logging();
             let settings = match settings(&config, None, None) {
                 Ok(s) => s,
