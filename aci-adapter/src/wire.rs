@@ -206,10 +206,12 @@ impl AciRequest {
         }
     }
 
-    /// `getDouble(name)`.
+    /// `getDouble(name)`; an `int` value is widened, as the server's type check accepts one
+    /// for a `double` parameter.
     pub fn get_double(&self, name: &str) -> Option<f64> {
         match self.params.get(name) {
             Some(BundleValue::Double(v)) => Some(*v),
+            Some(BundleValue::Int(v)) => Some(f64::from(*v)),
             _ => None,
         }
     }

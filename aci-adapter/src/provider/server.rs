@@ -177,7 +177,9 @@ impl std::fmt::Debug for AciServer {
 impl AciServer {
     /// Builds the capability list (once) and prepares the server. `consent` is asked for
     /// `requireUserConfirm` capabilities; without it they are refused (fail closed). Must be
-    /// called inside a tokio runtime: calls run on it.
+    /// called inside a tokio runtime: calls run on it, while a sync `call` holds its Binder
+    /// thread until the answer — so the runtime must not run on Binder threads (a multi-thread
+    /// runtime, as in the tests, is the simple choice).
     pub fn new(
         service: Arc<dyn AciService>,
         gate: AciPermissionGate,
