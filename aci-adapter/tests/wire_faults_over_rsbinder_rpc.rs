@@ -299,3 +299,72 @@ async fn e1_controller_gone_before_the_async_result_leaves_the_provider_serving(
         .unwrap();
     assert!(resp.success);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e2a_random_call_bodies_never_take_the_provider_down() {
+    let (svc, seen) = Scripted::new();
+    let rt = start(Arc::new(svc), &[CALL], AciPolicy::allow_all(), None).await;
+    // A fixed xorshift stream: reproducible, covers lengths 0..=256 in words.
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for round in 0..200 {
+        let words = (next() % 65) as usize;
+        let mut body = Vec::with_capacity(words * 4);
+        for w in 0..words {
+            let v = next();
+            // Mostly small numbers (plausible lengths, tags, markers), sometimes anything.
+            let word = if round % 3 == 0 || w == 0 {
+                (v % 5) as u32
+            } else if v % 4 == 0 {
+                v as u32
+            } else {
+                (v % 300) as u32
+            };
+            body.extend_from_slice(&word.to_le_bytes());
+        }
+        let _ = reply_of(raw_call(&rt, Some(IACISERVICE_DESCRIPTOR), body).await);
+    }
+    assert_eq!(
+        seen.calls.load(Ordering::SeqCst),
+        seen.after.load(Ordering::SeqCst)
+    );
+    still_serves(&rt).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e2_concurrent_sync_and_async_calls_each_get_their_own_call_id() {
+    let (svc, _seen) = Scripted::new();
+    let rt = start(Arc::new(svc), &[CALL], AciPolicy::allow_all(), None).await;
+    let second = AciClient::connect_unix(&rt.path, "aci").await.unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let client = if i % 2 == 0 {
+            rt.client.clone()
+        } else {
+            second.clone()
+        };
+        tasks.push(tokio::spawn(async move {
+            let text = format!("msg-{i}");
+            let req =
+                AciRequest::new("echo").param("text", BundleValue::String(Some(text.clone())));
+            let resp = if i % 3 == 0 {
+                client.call_async(&req, |_, _| {}).await.unwrap()
+            } else {
+                client.call(&req).await.unwrap()
+            };
+            assert_eq!(resp.call_id, req.call_id);
+            assert_eq!(
+                resp.result.get("text"),
+                Some(&BundleValue::String(Some(text)))
+            );
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+}
