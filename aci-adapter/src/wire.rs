@@ -66,7 +66,7 @@ pub const IACICALLBACK_DESCRIPTOR: &str = "ai.aci.core.IACICallback";
 /// The version every request carries by default (ACI-11).
 pub const DEFAULT_VERSION: &str = "1.0";
 
-/// ACI error codes (E.4, table (a)). `INVALID_PARAMETER` of seed 003 is [`BAD_REQUEST`].
+/// ACI error codes (E.4, table (a)). `INVALID_PARAMETER` of seed 003 is [`BAD_REQUEST`](error_code::BAD_REQUEST).
 /// Codes from the older 0..8 table, and unknown codes, are kept verbatim in
 /// [`AciResponse::error_code`]; mapping them is the controller's job.
 pub mod error_code {
