@@ -86,7 +86,11 @@ fn aci14_typed_getters_return_none_when_absent_or_of_another_type() {
     assert_eq!(req.get_int("n"), Some(3));
     assert_eq!(req.get_bool("b"), Some(true));
     assert_eq!(req.get_double("d"), Some(2.5));
-    assert_eq!(req.get_double("n"), Some(3.0), "an int is widened for a double param");
+    assert_eq!(
+        req.get_double("n"),
+        Some(3.0),
+        "an int is widened for a double param"
+    );
     assert_eq!(req.get_double("s"), None);
     assert_eq!(req.get_bytes("bytes"), Some(&[1u8][..]));
 }
