@@ -43,10 +43,13 @@ use capability_model::{
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::ClientHandler;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams,
 };
-use rmcp::service::{Peer, RoleClient, RunningService, ServiceError, ServiceExt};
+use rmcp::service::{
+    NotificationContext, Peer, RoleClient, RunningService, ServiceError, ServiceExt,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::NeverRetry;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -257,18 +260,57 @@ impl Default for SessionHttpConfig {
     }
 }
 
-type Service = RunningService<RoleClient, ClientConfig>;
+type Service = RunningService<RoleClient, SessionClient>;
+
+/// The client side of one connection: our `initialize` parameters, and a flag the server's
+/// `notifications/tools/list_changed` raises (the tools are listed again before the next
+/// task, and the catalog is told through [`CapabilitySource::changes`]).
+#[derive(Debug, Clone)]
+struct SessionClient {
+    config: ClientConfig,
+    list_changed: Arc<std::sync::atomic::AtomicBool>,
+    changes: broadcast::Sender<()>,
+}
+
+impl ClientHandler for SessionClient {
+    fn get_info(&self) -> ClientConfig {
+        self.config.clone()
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.changes.send(());
+    }
+}
 
 /// A live connection and the tools it listed.
 struct Conn {
     service: Service,
+    listed: Mutex<Listed>,
+    list_changed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// The tools of one connection, replaced when the server says they changed.
+struct Listed {
     tools: Vec<Capability>,
-    tool_names: HashSet<String>,
+    names: HashSet<String>,
+}
+
+impl Listed {
+    fn new(tools: Vec<Capability>) -> Self {
+        let names = tools.iter().map(|c| c.id.name.clone()).collect();
+        Self { tools, names }
+    }
 }
 
 impl Conn {
     fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
+    }
+
+    fn listed(&self) -> std::sync::MutexGuard<'_, Listed> {
+        self.listed.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -349,7 +391,7 @@ impl SessionMcpServers {
                 ServerStatus {
                     name: s.server.name.clone(),
                     connected: st.conn.is_some(),
-                    tool_count: st.conn.as_ref().map_or(0, |c| c.tools.len()),
+                    tool_count: st.conn.as_ref().map_or(0, |c| c.listed().tools.len()),
                     reason: if st.conn.is_some() { None } else { st.reason },
                 }
             })
@@ -380,7 +422,57 @@ impl SessionMcpServers {
             })
             .collect();
         futures::future::join_all(due.into_iter().map(|s| self.connect_slot(s))).await;
+        let changed: Vec<&Slot> = self
+            .slots
+            .iter()
+            .filter(|s| {
+                s.state().conn.as_ref().is_some_and(|c| {
+                    c.list_changed
+                        .swap(false, std::sync::atomic::Ordering::Relaxed)
+                })
+            })
+            .collect();
+        futures::future::join_all(changed.into_iter().map(|s| self.relist_slot(s))).await;
         self.statuses()
+    }
+
+    /// The server said its tools changed: list them again on the same connection. A failure
+    /// takes the server out like a failed connection attempt (with the hold-off).
+    async fn relist_slot(&self, slot: &Slot) {
+        let _guard = slot.connecting.lock().await;
+        let Some(conn) = slot.state().conn.clone() else {
+            return;
+        };
+        let outcome = list_tools(conn.peer(), &slot.server.name, &self.config).await;
+        let mut st = slot.state();
+        if !st.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, &conn)) {
+            return;
+        }
+        match outcome {
+            Ok(listing) => {
+                tracing::info!(
+                    server = %slot.server.name,
+                    tools = listing.capabilities.len(),
+                    "session MCP server tools listed again"
+                );
+                *conn.listed() = Listed::new(listing.capabilities);
+                st.issues = listing.issues;
+            }
+            Err((reason, issues)) => {
+                tracing::info!(
+                    server = %slot.server.name,
+                    reason = reason.code(),
+                    "session MCP server not connected"
+                );
+                st.conn = None;
+                st.reason = Some(reason);
+                st.last_failure = Some(self.config.clock.now());
+                st.issues = issues;
+                conn.service.cancellation_token().cancel();
+            }
+        }
+        drop(st);
+        let _ = self.changes.send(());
     }
 
     /// Closes every connection (the session ended).
@@ -401,13 +493,13 @@ impl SessionMcpServers {
         slot.attempts
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let started = Instant::now();
-        let outcome = connect(&slot.server, &self.config).await;
+        let outcome = connect(&slot.server, &self.config, self.changes.clone()).await;
         let mut st = slot.state();
         match outcome {
             Ok((conn, issues)) => {
                 tracing::info!(
                     server = %slot.server.name,
-                    tools = conn.tools.len(),
+                    tools = conn.listed().tools.len(),
                     elapsed_ms = started.elapsed().as_millis() as u64,
                     "session MCP server connected"
                 );
@@ -462,6 +554,7 @@ type ConnectFailure = (StatusReason, Vec<ProviderIssue>);
 async fn connect(
     server: &McpHttpServer,
     config: &SessionHttpConfig,
+    changes: broadcast::Sender<()>,
 ) -> Result<(Conn, Vec<ProviderIssue>), ConnectFailure> {
     let fail = |r: StatusReason| (r, Vec::new());
     // Re-checked here so nothing that skipped `start` can reach a forbidden address.
@@ -483,16 +576,18 @@ async fn connect(
     transport_config.retry_config = Arc::new(NeverRetry::default());
     let transport = StreamableHttpClientTransport::with_client(client, transport_config);
 
-    let service = match tokio::time::timeout(
-        config.handshake_timeout,
-        client_config().serve(transport),
-    )
-    .await
-    {
-        Err(_) => return Err(fail(StatusReason::Timeout)),
-        Ok(Err(_)) => return Err(fail(StatusReason::ConnectFailed)),
-        Ok(Ok(service)) => service,
+    let list_changed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let handler = SessionClient {
+        config: client_config(),
+        list_changed: list_changed.clone(),
+        changes,
     };
+    let service =
+        match tokio::time::timeout(config.handshake_timeout, handler.serve(transport)).await {
+            Err(_) => return Err(fail(StatusReason::Timeout)),
+            Ok(Err(_)) => return Err(fail(StatusReason::ConnectFailed)),
+            Ok(Ok(service)) => service,
+        };
     let supported = service
         .peer_info()
         .is_some_and(|info| is_supported(&info.protocol_version));
@@ -501,21 +596,14 @@ async fn connect(
         return Err(fail(StatusReason::ProtocolVersion));
     }
     match list_tools(service.peer(), &server.name, config).await {
-        Ok(listing) => {
-            let tool_names = listing
-                .capabilities
-                .iter()
-                .map(|c| c.id.name.clone())
-                .collect();
-            Ok((
-                Conn {
-                    service,
-                    tools: listing.capabilities,
-                    tool_names,
-                },
-                listing.issues,
-            ))
-        }
+        Ok(listing) => Ok((
+            Conn {
+                service,
+                listed: Mutex::new(Listed::new(listing.capabilities)),
+                list_changed,
+            },
+            listing.issues,
+        )),
         Err(failure) => {
             service.cancellation_token().cancel();
             Err(failure)
@@ -600,7 +688,9 @@ impl CapabilitySource for SessionMcpServers {
         for s in &self.slots {
             let st = s.state();
             if let Some(conn) = &st.conn {
-                listing.capabilities.extend(conn.tools.iter().cloned());
+                listing
+                    .capabilities
+                    .extend(conn.listed().tools.iter().cloned());
             }
             listing.issues.extend(st.issues.iter().cloned());
         }
@@ -636,7 +726,7 @@ impl CapabilitySource for SessionMcpServers {
                 }
             }
         };
-        if !conn.tool_names.contains(&id.name) {
+        if !conn.listed().names.contains(&id.name) {
             return Err(CallError::UnknownTool);
         }
         let started = Instant::now();

@@ -31,6 +31,11 @@ pub(crate) struct Behaviour {
     pub(crate) protocol_version: String,
     /// Hand out this `Mcp-Session-Id` on `initialize` and require it afterwards.
     pub(crate) session_id: Option<String>,
+    /// `tools/call` adds a tool `extra` and answers as an SSE stream that carries
+    /// `notifications/tools/list_changed` before the result.
+    pub(crate) call_changes_tools: bool,
+    /// Set once the tool `extra` was added.
+    pub(crate) grown: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Default for Behaviour {
@@ -49,6 +54,8 @@ impl Default for Behaviour {
             call_rpc_error: false,
             protocol_version: "2025-06-18".into(),
             session_id: None,
+            call_changes_tools: false,
+            grown: Arc::default(),
         }
     }
 }
@@ -233,7 +240,11 @@ async fn handle(mut stream: TcpStream, b: Arc<Behaviour>, seen: Arc<Mutex<Vec<Se
                 respond(&mut stream, "200 OK", &[], Some(&e)).await;
                 return;
             }
-            json!({"tools": b.tools})
+            let mut tools = b.tools.clone();
+            if b.grown.load(std::sync::atomic::Ordering::SeqCst) {
+                tools.push(json!({"name": "extra", "inputSchema": {"type": "object"}}));
+            }
+            json!({"tools": tools})
         }
         "tools/call" => {
             if b.call_hangs {
@@ -242,6 +253,18 @@ async fn handle(mut stream: TcpStream, b: Arc<Behaviour>, seen: Arc<Mutex<Vec<Se
             }
             if b.call_dies {
                 drop(stream);
+                return;
+            }
+            if b.call_changes_tools {
+                b.grown.store(true, std::sync::atomic::Ordering::SeqCst);
+                let note = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                let answer = json!({"jsonrpc": "2.0", "id": id,
+                    "result": {"content": [{"type": "text", "text": "grown"}]}});
+                let out = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\nevent: message\ndata: {note}\n\nevent: message\ndata: {answer}\n\n"
+                );
+                let _ = stream.write_all(out.as_bytes()).await;
+                let _ = stream.shutdown().await;
                 return;
             }
             if b.call_rpc_error {
