@@ -26,6 +26,7 @@ mod handlers;
 pub mod ids;
 pub mod model;
 mod runtime;
+pub mod skills;
 pub mod store;
 pub mod text;
 mod tools;

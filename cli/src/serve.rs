@@ -149,6 +149,7 @@ async fn serve(opts: ServeOptions) -> Result<ExitCode, ServeError> {
     };
     // Sources and identities from the host registry (the seam: crate::sources builds MCP
     // plugins through mcp_adapter::discovery and ACI providers through aci-adapter).
+    let mut skills: Option<Arc<dyn acp_runtime::SkillsProvider>> = None;
     let (sources, resolver): (Vec<Arc<dyn CapabilitySource>>, Arc<RegistryResolver>) =
         match &settings.registry {
             Some(path) => {
@@ -159,6 +160,17 @@ async fn serve(opts: ServeOptions) -> Result<ExitCode, ServeError> {
                     tracing::warn!(package = %s.package, reason = %s.reason, "provider left out");
                 }
                 let file = crate::sources::registry_file(path);
+                // The Skills of usable plugins (MCP-61): section + read_skill.
+                match mcp_adapter::discovery::Discovery::load(&file) {
+                    Ok(d) => {
+                        let catalog = d.skill_catalog();
+                        if !catalog.is_empty() {
+                            skills =
+                                Some(Arc::new(acp_runtime::skills::CatalogSkills::new(catalog)));
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "no skills: discovery failed"),
+                }
                 let (resolver, err) = RegistryResolver::load_or_fail_closed(&file);
                 if let Some(e) = err {
                     tracing::error!(error = %e, "registry unreadable; every app caller is refused");
@@ -175,6 +187,7 @@ async fn serve(opts: ServeOptions) -> Result<ExitCode, ServeError> {
         resolver,
     );
     cfg.sources = sources;
+    cfg.skills = skills;
     let runtime = Runtime::start(cfg).await?;
     let _binder = match &opts.binder {
         Some(path) => Some(runtime.serve_binder(path).await?),
