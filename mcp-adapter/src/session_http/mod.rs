@@ -15,6 +15,8 @@
 //!   `connected` and a short [`StatusReason`] (SMS-07).
 //!   [`SessionMcpServers::refresh_before_task`] retries the ones that are down, but not within
 //!   [`RETRY_HOLD_OFF`] of their last failure (SMS-08).
+//! - A server's `notifications/tools/list_changed` is announced on `changes()` at once and its
+//!   tools are listed again (same connection) by the next `refresh_before_task`.
 //! - URL and headers live only in [`McpHttpServer`], in memory: its `Debug` and `Display`
 //!   print the name only, and no log line, status or error carries them (SMS-05).
 //!
