@@ -60,10 +60,14 @@ fn rss_kib() -> u64 {
 }
 
 fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it:
+    // then a short smoke run checks that every path still works.
+    let measuring = std::env::args().any(|a| a == "--bench");
     let n: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
-        .unwrap_or(300);
+        .unwrap_or(if measuring { 300 } else { 3 });
+    let idle: usize = if measuring { 2000 } else { 20 };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -85,7 +89,7 @@ fn main() {
         c.initialize().await;
         let sid = c.new_session(None).await;
         let tool_prompt = directive(json!({"tools":[{"name":"com.example.notes/note_read","arguments":{}}]}));
-        for _ in 0..20 {
+        for _ in 0..n.min(20) {
             source.call(&id, Default::default(), CancelToken::new()).await.unwrap();
             c.prompt(&sid, "warm up").await;
             let (_, r) = c.prompt(&sid, &tool_prompt).await;
@@ -139,7 +143,6 @@ fn main() {
         c.raw.clear();
 
         // Memory per idle session.
-        let idle = 2000;
         let before = rss_kib();
         for _ in 0..idle {
             c.new_session(None).await;
