@@ -28,7 +28,7 @@ const HASH_CHUNK: usize = 256 * 1024;
 pub(crate) struct SampleService {
     data: PathBuf,
     kv: KvStore,
-    http: http_capability::HttpExecutor,
+    http: Option<http_capability::HttpExecutor>,
 }
 
 fn bad(message: &str) -> AciResponse {
@@ -77,7 +77,10 @@ fn file_name_ok(name: &str) -> bool {
 impl SampleService {
     /// The service over `data` (created if needed; `files/` inside it is what `hash_file`
     /// reads).
-    pub(crate) fn new(data: PathBuf, http: http_capability::HttpExecutor) -> std::io::Result<Self> {
+    pub(crate) fn new(
+        data: PathBuf,
+        http: Option<http_capability::HttpExecutor>,
+    ) -> std::io::Result<Self> {
         std::fs::create_dir_all(data.join("files"))?;
         Ok(Self {
             kv: KvStore::new(&data),
@@ -115,7 +118,13 @@ impl SampleService {
                 args.insert(k.to_owned(), Value::String(s.clone()));
             }
         }
-        match self.http.execute(&args).await {
+        let Some(http) = &self.http else {
+            return AciResponse::error(
+                error_code::SERVICE_UNAVAILABLE,
+                "the HTTP client is unavailable on this host",
+            );
+        };
+        match http.execute(&args).await {
             Ok(result) => {
                 let mut r = AciResponse::success();
                 for (k, v) in result.to_aci_result() {

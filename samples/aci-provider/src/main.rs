@@ -147,11 +147,18 @@ async fn run(args: Args) -> Result<(), StartError> {
             )));
         }
     };
-    let executor = http_capability::HttpExecutor::new(http_capability::HttpConfig {
+    // Without TLS roots (a bare VM) the client cannot be built: serve everything else and
+    // answer http_request with SERVICE_UNAVAILABLE rather than not starting at all.
+    let executor = match http_capability::HttpExecutor::new(http_capability::HttpConfig {
         policy: network,
         ..Default::default()
-    })
-    .map_err(|_| StartError::Http)?;
+    }) {
+        Ok(e) => Some(e),
+        Err(_) => {
+            tracing::warn!("{}; http_request is unavailable", StartError::Http);
+            None
+        }
+    };
     let service =
         caps::SampleService::new(args.data.clone(), executor).map_err(StartError::Data)?;
     let consent = Arc::new(ConsentBroker::new(
