@@ -194,8 +194,18 @@ async fn serve(opts: ServeOptions) -> Result<ExitCode, ServeError> {
         None => None,
     };
     if opts.stdio {
+        // `main` holds the std stdout lock for its whole run; write JSON-RPC through a
+        // duplicate of fd 1 instead of `tokio::io::stdout()` (which would wait for that lock).
+        let out = {
+            use std::os::fd::AsFd;
+            let fd = std::io::stdout()
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(ServeError::Tokio)?;
+            tokio::fs::File::from_std(std::fs::File::from(fd))
+        };
         runtime
-            .serve_lines(tokio::io::stdin(), tokio::io::stdout(), Principal::Desktop)
+            .serve_lines(tokio::io::stdin(), out, Principal::Desktop)
             .await?;
         // The client went away: running prompts still finish and are stored (ACP-53).
         runtime.wait_idle().await;
