@@ -7,7 +7,7 @@
 
 mod common;
 #[path = "../../mcp-adapter/tests/sms_support/mod.rs"]
-#[allow(dead_code, unreachable_pub)]
+#[allow(unreachable_pub)]
 mod sms_support;
 
 use std::sync::Arc;
