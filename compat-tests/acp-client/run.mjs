@@ -375,6 +375,17 @@ function toolNames(fixture) {
   return { mcp, aci };
 }
 
+/** Arguments satisfying a tool's input schema: every required property with a plain value. */
+function argsFor(tool) {
+  const schema = tool.inputSchema ?? {};
+  const out = {};
+  for (const k of schema.required ?? []) {
+    const t = schema.properties?.[k]?.type;
+    out[k] = t === "number" || t === "integer" ? 1 : t === "boolean" ? true : t === "array" ? [] : t === "object" ? {} : "compat";
+  }
+  return out;
+}
+
 const isTool = (title, t) => (t.viaSlash ? title?.endsWith(`__${t.tool}`) : title === t.name);
 
 async function mcpAndAci(agent, fixture) {
@@ -382,7 +393,7 @@ async function mcpAndAci(agent, fixture) {
   await agent.initialize();
   const { sessionId } = await agent.newSession();
   const from = agent.updates.length;
-  const args = { title: "compat", body: "written by the ACP SDK scenario" };
+  const args = argsFor(mcp);
   const r = await agent.prompt(sessionId, directive({ tools: [{ name: mcp.name, arguments: args }, { name: aci.name, arguments: {} }] }));
   const ups = agent.updatesFor(sessionId, from);
   const calls = toolCalls(ups);
@@ -390,7 +401,7 @@ async function mcpAndAci(agent, fixture) {
   check(calls.length === 2, `expected 2 tool calls, got ${show(calls)}`);
   for (const c of calls) {
     check(c.statuses[0] === "pending", `tool_call ${c.title} did not start pending: ${show(c.statuses)}`);
-    check(c.statuses.includes("in_progress"), `${c.title} never in_progress: ${show(c.statuses)}`);
+    check(c.statuses.includes("in_progress"), `${c.title} never in_progress: ${show(c.statuses)} ${show(c.text)}`);
     check(c.final === "completed", `${c.title} ended ${c.final}: ${show(c.text)}`);
   }
   check(calls.some((c) => isTool(c.title, mcp)) && calls.some((c) => isTool(c.title, aci)), `titles ${show(calls.map((c) => c.title))} (want ${mcp.name} and ${aci.name})`);
