@@ -414,13 +414,26 @@ scenario("tool call across MCP and ACI (consent allow)", async ({ agent, fixture
   return `${calls.map((c) => `${c.title}: ${c.statuses.join("→")}`).join("; ")}`;
 });
 
-scenario("tool call across MCP and ACI (consent ask → client allows)", async ({ fixture }) => {
+// CNS-09/CNS-10: the caller can never approve a call. With `--consent ask` and no user surface
+// (no controlling terminal here), every call that needs consent is denied; if the agent sends
+// `session/request_permission`, this client answers "allow", which must change nothing.
+scenario("consent ask without a user: the client cannot approve (CNS-09)", async ({ fixture }) => {
   const agent = new Agent(fixture, { consent: "ask" });
   try {
-    const { calls } = await mcpAndAci(agent, fixture);
-    check(agent.permissionRequests.length >= 1, "no session/request_permission reached the client");
-    const asked = agent.permissionRequests.map((p) => p.toolCall?.title ?? p.toolCall?.toolCallId).join(", ");
-    return `${agent.permissionRequests.length} permission request(s) (${asked}); ${calls.map((c) => c.final).join(", ")}`;
+    const { mcp, aci } = toolNames(fixture);
+    await agent.initialize();
+    const { sessionId } = await agent.newSession();
+    const from = agent.updates.length;
+    const r = await agent.prompt(sessionId, directive({ tools: [{ name: mcp.name, arguments: argsFor(mcp) }, { name: aci.name, arguments: {} }] }));
+    const calls = toolCalls(agent.updatesFor(sessionId, from));
+    check(r.stopReason === "end_turn", `stopReason ${show(r)}`);
+    check(calls.length === 2, `expected 2 tool calls, got ${show(calls)}`);
+    for (const c of calls) {
+      check(c.final === "failed", `${c.title} ended ${c.final}: ${show(c.text)}`);
+      check(!c.statuses.includes("in_progress"), `${c.title} was dispatched: ${show(c.statuses)}`);
+      check(c.text === "[agentos:tool_denied] The user declined this tool call.", `${c.title} text ${show(c.text)}`);
+    }
+    return `${calls.map((c) => `${c.title}: ${c.statuses.join("→")}`).join("; ")}; ${agent.permissionRequests.length} permission request(s) answered allow, ignored`;
   } finally {
     await agent.stop();
   }
