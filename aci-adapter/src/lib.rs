@@ -21,8 +21,10 @@ pub mod source;
 pub mod wire;
 
 pub use bundle::{Bundle, BundleValue};
-pub use parcel::ParcelError;
-pub use provider::{AciClient, AciClientError, AciServer, AciService, CapabilitySpec, ProviderError};
-pub use wire::{AciRequest, AciResponse};
 pub use controller::{BinderConnector, CallMode, Controller, ControllerConfig, LaunchWaker};
+pub use parcel::ParcelError;
+pub use provider::{
+    AciClient, AciClientError, AciServer, AciService, CapabilitySpec, ProviderError,
+};
 pub use source::AciSource;
+pub use wire::{AciRequest, AciResponse};

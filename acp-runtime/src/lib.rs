@@ -18,8 +18,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-pub mod config;
 pub mod binder;
+pub mod config;
 mod connection;
 pub mod errors;
 mod handlers;
@@ -32,8 +32,8 @@ pub mod text;
 mod tools;
 mod turn;
 
-pub use config::{Limits, RuntimeConfig, SkillsProvider};
 pub use binder::BinderServer;
+pub use config::{Limits, RuntimeConfig, SkillsProvider};
 pub use errors::{RpcError, RuntimeError};
 pub use runtime::{Runtime, may_see, owner_key};
 pub use turn::call_error_text;

@@ -122,6 +122,13 @@ impl Store {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
         }
+        // WAL + synchronous=NORMAL: one fsync per checkpoint instead of several per write.
+        // A process crash loses nothing; a power cut may lose the last few events, and tasks
+        // that were running become `abandoned` at the next start anyway (ACP-56). The -wal and
+        // -shm files get the database file's mode (0600) from SQLite.
+        let _mode: String =
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute_batch(
             "PRAGMA foreign_keys = ON;
              CREATE TABLE IF NOT EXISTS sessions (

@@ -162,7 +162,11 @@ pub(crate) fn entry_json(e: &capability_model::Entry) -> Value {
     v
 }
 
-pub(crate) fn print_table(catalog: &Catalog, left_out: usize, out: &mut impl Write) -> std::io::Result<()> {
+pub(crate) fn print_table(
+    catalog: &Catalog,
+    left_out: usize,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
     let rows: Vec<[String; 4]> = catalog
         .entries()
         .iter()

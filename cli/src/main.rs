@@ -6,13 +6,13 @@
 
 mod call;
 mod catalog_files;
-mod live_catalog;
 mod config;
 mod demo;
 mod fake_model_cmd;
-mod sources;
+mod live_catalog;
 mod naming_cmd;
 mod serve;
+mod sources;
 
 use std::io::{self, BufRead, Read, Write};
 use std::path::PathBuf;

@@ -190,9 +190,12 @@ async fn serve(opts: ServeOptions) -> Result<ExitCode, ServeError> {
     cfg.skills = skills;
     // The built-in `http_request` (HTTP-01): the default network policy of http-capability.
     // Without TLS roots the client cannot be built; the catalog then simply lacks the tool.
-    cfg.http_request = match http_capability::HttpExecutor::new(http_capability::HttpConfig::default())
-    {
-        Ok(executor) => Some(Arc::new(http_capability::HttpCapabilitySource::new(executor))),
+    cfg.http_request = match http_capability::HttpExecutor::new(
+        http_capability::HttpConfig::default(),
+    ) {
+        Ok(executor) => Some(Arc::new(http_capability::HttpCapabilitySource::new(
+            executor,
+        ))),
         Err(e) => {
             tracing::warn!(error = %e, "http_request unavailable: the HTTP client could not be built");
             None

@@ -64,11 +64,11 @@ pub mod source;
 
 pub use client::McpClient;
 pub use discovery::{DiscoveredPlugin, Discovery, PluginStatus};
-pub use plugin::{PackageIssue, PluginPackage, UnavailableReason};
-pub use skills::{SkillCatalog, SkillError};
 pub use error::ClientError;
+pub use plugin::{PackageIssue, PluginPackage, UnavailableReason};
 pub use provider::{GENERIC_FAILURE, McpServer};
 pub use registry::{HandlerError, McpToolRegistry, RegistryError, ToolFuture};
 pub use rmcp_transport::ChannelTransport;
 pub use session_http::{McpHttpServer, ServerStatus, SessionMcpServers, StatusReason};
+pub use skills::{SkillCatalog, SkillError};
 pub use source::{Connector, McpSource, binder_connector};
