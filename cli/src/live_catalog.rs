@@ -10,6 +10,10 @@
 //! line — `ready`, `disabled`, `needs re-confirmation`, `unavailable: REASON` or
 //! `not running` — with its issues; nothing is hidden.
 //!
+//! ACI providers (registry entries with `exports.aci`) are listed too, through
+//! `aci_adapter`'s controller (each provider a virtual plugin `aci.<package>`, ACI-40). The
+//! catalog never wakes a provider: one that is not running is shown as `not running`.
+//!
 //! Exit status: 0 when the catalog was built (whatever the plugins' status), 2 when there is
 //! no registry or it cannot be read.
 
@@ -82,7 +86,10 @@ pub(crate) fn run(
         .enable_all()
         .build()
         .map_err(|e| CliError::Io(e.kind().to_string()))?;
-    let (reports, caps) = runtime.block_on(list_all(&found));
+    let (mut reports, mut caps) = runtime.block_on(list_all(&found));
+    let (aci_reports, mut aci_caps) = runtime.block_on(list_aci(&registry));
+    reports.extend(aci_reports);
+    caps.append(&mut aci_caps);
     // The sources' background tasks (idle timers) end with the runtime.
     runtime.shutdown_timeout(Duration::from_millis(200));
     let catalog = Catalog::build(caps);
@@ -117,6 +124,86 @@ async fn list_all(found: &Discovery) -> (Vec<PluginReport>, Vec<Capability>) {
         let (report, mut listed) = list_plugin(plugin).await;
         reports.push(report);
         caps.append(&mut listed);
+    }
+    (reports, caps)
+}
+
+/// Every ACI provider of the registry: one report per provider, its capabilities listed
+/// through one controller without waking anything.
+async fn list_aci(registry: &Path) -> (Vec<PluginReport>, Vec<Capability>) {
+    let file = crate::sources::registry_file(registry);
+    let Ok(resolver) = permissions::RegistryResolver::load(&file) else {
+        // Discovery already read this file; an unreadable registry was reported there.
+        return (Vec::new(), Vec::new());
+    };
+    let mut list = Vec::new();
+    let mut skipped = Vec::new();
+    let opts = crate::sources::SourceOptions { wake: false };
+    if crate::sources::aci_sources(&opts, &resolver, &mut list, &mut skipped)
+        .await
+        .is_err()
+    {
+        return (Vec::new(), Vec::new());
+    }
+    let mut reports: Vec<PluginReport> = skipped
+        .into_iter()
+        .map(|s| PluginReport {
+            name: "-".to_owned(),
+            package: s.package,
+            state: "unavailable",
+            reason: Some(s.reason),
+            tools: 0,
+            skills: 0,
+            issues: Vec::new(),
+        })
+        .collect();
+    let mut caps = Vec::new();
+    let mut listing_issues = Vec::new();
+    let mut failure = None;
+    for source in &list {
+        match tokio::time::timeout(LIST_TIMEOUT, source.list()).await {
+            Ok(Ok(listing)) => {
+                caps.extend(listing.capabilities);
+                listing_issues.extend(listing.issues.iter().map(ToString::to_string));
+            }
+            Ok(Err(e)) => failure = Some(e.to_string()),
+            Err(_) => failure = Some("timeout".to_owned()),
+        }
+    }
+    for entry in resolver.entries().filter(|e| e.exports.aci.is_some()) {
+        if reports.iter().any(|r| r.package == entry.package) {
+            continue;
+        }
+        let plugin = capability_model::naming::aci_virtual_plugin(&entry.package);
+        let tools = caps.iter().filter(|c| c.id.provider == plugin).count();
+        let (state, reason) = match (&failure, tools) {
+            (_, n) if n > 0 => ("ready", None),
+            (Some(f), _) => ("not_running", Some(f.clone())),
+            (None, _) => (
+                "not_running",
+                Some("it answered no capabilities".to_owned()),
+            ),
+        };
+        reports.push(PluginReport {
+            name: plugin,
+            package: entry.package.clone(),
+            state,
+            reason,
+            tools,
+            skills: 0,
+            issues: Vec::new(),
+        });
+    }
+    // Provider-level issues (unreachable, broken entries) name their virtual plugin in the
+    // text; one that names none goes under the last ACI report rather than be dropped.
+    for issue in listing_issues {
+        let owner = reports
+            .iter()
+            .rposition(|r| r.name != "-" && issue.contains(r.name.as_str()))
+            .or(reports.len().checked_sub(1));
+        if let Some(i) = owner {
+            reports[i].issues.push(issue);
+        }
     }
     (reports, caps)
 }

@@ -140,7 +140,7 @@ fn mcp_sources(
 /// Enablement (ACI-44 disables providers by default on Android until the user enables them):
 /// on a Linux host the operator enables a provider by listing it in the registry, so every
 /// discovered provider starts enabled here.
-async fn aci_sources(
+pub(crate) async fn aci_sources(
     opts: &SourceOptions,
     resolver: &permissions::RegistryResolver,
     list: &mut Vec<Arc<dyn CapabilitySource>>,
