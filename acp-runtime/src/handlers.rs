@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, ContentBlock, EmbeddedResourceResource, Implementation, InitializeResponse,
-    ListSessionsResponse, LoadSessionResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ResumeSessionResponse,
-    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
+    AgentCapabilities, ContentBlock, EmbeddedResourceResource, ForkSessionResponse, Implementation,
+    InitializeResponse, ListSessionsResponse, LoadSessionResponse, McpCapabilities,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionConfigOption,
+    SessionConfigOptionCategory, SessionConfigSelectOption, SessionDeleteCapabilities,
     SessionForkCapabilities, SessionInfo, SessionListCapabilities, SessionModeState,
-    SessionResumeCapabilities,
+    SessionResumeCapabilities, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
 };
 use capability_model::{SessionMode, ToolScope};
 use permissions::Principal;
@@ -20,7 +21,7 @@ use mcp_adapter::session_http::{BatchError, SessionHttpConfig, SessionMcpServers
 use crate::connection::{Peer, declared};
 use crate::errors::RpcError;
 use crate::ids;
-use crate::runtime::{ActiveTask, LiveSession, Runtime, lock, may_see, owner_key};
+use crate::runtime::{ActiveTask, LiveSession, Runtime, SessionSettings, lock, may_see, owner_key};
 use crate::store::{SessionRow, TaskState, now_ms};
 use crate::text::u16_len;
 
@@ -36,6 +37,7 @@ const METHODS: &[&str] = &[
     "session/prompt",
     "session/set_mode",
     "session/set_model",
+    "session/set_config_option",
 ];
 
 /// Whether `method` is a request this agent handles.
@@ -68,20 +70,85 @@ fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, RpcError> {
     serde_json::to_value(v).map_err(|_| RpcError::internal())
 }
 
-fn mode_state(mode: SessionMode) -> SessionModeState {
-    use agent_client_protocol::v1::schema::SessionMode as AcpMode;
-    let names = |m: SessionMode| match m {
+/// The display name of a mode.
+fn mode_name(m: SessionMode) -> &'static str {
+    match m {
         SessionMode::Default => "Default",
         SessionMode::ReadOnly => "Read only",
         SessionMode::Chat => "Chat",
-    };
+    }
+}
+
+/// What a mode does (CAT-51, CAT-52), for the mode selector.
+fn mode_description(m: SessionMode) -> &'static str {
+    match m {
+        SessionMode::Default => {
+            "The tools of the session's scope; calls still go through consent and policy"
+        }
+        SessionMode::ReadOnly => "Only tools whose effective risk is read",
+        SessionMode::Chat => "No tools: the model answers in text only",
+    }
+}
+
+fn mode_state(mode: SessionMode) -> SessionModeState {
+    use agent_client_protocol::v1::schema::SessionMode as AcpMode;
     SessionModeState::new(
         mode.wire_id(),
         SessionMode::ALL
             .iter()
-            .map(|&m| AcpMode::new(m.wire_id(), names(m)))
+            .map(|&m| AcpMode::new(m.wire_id(), mode_name(m)).description(mode_description(m)))
             .collect(),
     )
+}
+
+/// The id of the model selector (ACP-21).
+const MODEL_OPTION: &str = "model";
+/// The id of the mode selector (CAT-50).
+const MODE_OPTION: &str = "mode";
+
+/// The session config options (ACP-21): a `model` select over the models of the user's key
+/// (only the current model when the endpoint is user-defined and the list is empty) and a
+/// `mode` select over the three modes.
+fn config_options(rt: &Runtime, settings: &SessionSettings) -> Vec<SessionConfigOption> {
+    let model_option = |id: &str| {
+        let name = if id.is_empty() {
+            "No model configured"
+        } else {
+            id
+        };
+        SessionConfigSelectOption::new(id.to_owned(), name)
+    };
+    let mut models: Vec<SessionConfigSelectOption> = rt
+        .cfg
+        .available_models
+        .iter()
+        .map(|m| model_option(m))
+        .collect();
+    // The current value is always one of the choices, even when the stored model has since
+    // left the list (a session created under another configuration).
+    if !rt.cfg.available_models.contains(&settings.model) {
+        models.insert(0, model_option(&settings.model));
+    }
+    let model_description = if rt.cfg.available_models.is_empty() {
+        "The model of the configured endpoint; it cannot be changed here"
+    } else {
+        "The model used from the next task on"
+    };
+    let modes: Vec<SessionConfigSelectOption> = SessionMode::ALL
+        .iter()
+        .map(|&m| {
+            SessionConfigSelectOption::new(m.wire_id(), mode_name(m))
+                .description(mode_description(m))
+        })
+        .collect();
+    vec![
+        SessionConfigOption::select(MODEL_OPTION, "Model", settings.model.clone(), models)
+            .description(model_description)
+            .category(SessionConfigOptionCategory::Model),
+        SessionConfigOption::select(MODE_OPTION, "Mode", settings.mode.wire_id(), modes)
+            .description("Which tools the model may see, from the next task on")
+            .category(SessionConfigOptionCategory::Mode),
+    ]
 }
 
 /// Handles a request; the result becomes the response.
@@ -102,6 +169,7 @@ pub(crate) async fn request(
         "session/close" => close_session(rt, peer, &params),
         "session/set_mode" => set_mode(rt, peer, &params),
         "session/set_model" => set_model(rt, peer, &params),
+        "session/set_config_option" => set_config_option(rt, peer, &params),
         "session/prompt" => prompt(rt, peer, params).await,
         _ => Err(RpcError::method_not_found()),
     }
@@ -226,8 +294,13 @@ async fn new_session(
                 .into_iter()
                 .find(|r| ToolScope::from_stored(&r.scope) == scope)
             {
-                let mode = SessionMode::from_stored(&row.mode);
-                let resp = NewSessionResponse::new(row.id.clone()).modes(mode_state(mode));
+                let settings = SessionSettings {
+                    mode: SessionMode::from_stored(&row.mode),
+                    model: row.model.clone(),
+                };
+                let resp = NewSessionResponse::new(row.id.clone())
+                    .modes(mode_state(settings.mode))
+                    .config_options(config_options(rt, &settings));
                 return to_value(&resp);
             }
         }
@@ -249,9 +322,12 @@ async fn new_session(
         .map_err(|_| RpcError::store_failed())?;
     let live = Arc::new(LiveSession::from_row(&row));
     live.set_servers(servers);
+    let settings = lock(&live.settings).clone();
     lock(&rt.sessions).insert(id.clone(), live);
     tracing::info!(caller = peer.caller.log_name(), session = %id, scoped = !scope.is_unrestricted(), "session created");
-    let resp = NewSessionResponse::new(id).modes(mode_state(SessionMode::Default));
+    let resp = NewSessionResponse::new(id)
+        .modes(mode_state(settings.mode))
+        .config_options(config_options(rt, &settings));
     to_value(&resp)
 }
 
@@ -275,23 +351,23 @@ async fn load_session(
             peer.notify("session/update", json!({"sessionId": id, "update": update}));
         }
     }
-    let mode = lock(&session.settings).mode;
+    let settings = lock(&session.settings).clone();
     let mut meta = Map::new();
     if let Some(t) = session.active_task_id() {
         meta.insert("activeTaskId".into(), Value::from(t));
     }
-    meta.insert(
-        "model".into(),
-        Value::from(lock(&session.settings).model.clone()),
-    );
+    meta.insert("model".into(), Value::from(settings.model.clone()));
+    let options = config_options(rt, &settings);
     if replay {
         let resp = LoadSessionResponse::new()
-            .modes(mode_state(mode))
+            .modes(mode_state(settings.mode))
+            .config_options(options)
             .meta(agentos_meta(Value::Object(meta)));
         to_value(&resp)
     } else {
         let resp = ResumeSessionResponse::new()
-            .modes(mode_state(mode))
+            .modes(mode_state(settings.mode))
+            .config_options(options)
             .meta(agentos_meta(Value::Object(meta)));
         to_value(&resp)
     }
@@ -320,7 +396,7 @@ async fn fork_session(
             .to_owned(),
         scope: scope.to_stored(),
         mode: settings.mode.wire_id().to_owned(),
-        model: settings.model,
+        model: settings.model.clone(),
         title: None,
         updated_ms: now_ms(),
     };
@@ -333,7 +409,10 @@ async fn fork_session(
     let live = Arc::new(LiveSession::from_row(&row));
     live.set_servers(servers);
     lock(&rt.sessions).insert(new_id.clone(), live);
-    Ok(json!({"sessionId": new_id, "modes": to_value(&mode_state(settings.mode))?}))
+    let resp = ForkSessionResponse::new(new_id)
+        .modes(mode_state(settings.mode))
+        .config_options(config_options(rt, &settings));
+    to_value(&resp)
 }
 
 fn list_sessions(rt: &Arc<Runtime>, peer: &Arc<Peer>) -> Result<Value, RpcError> {
@@ -386,38 +465,72 @@ fn close_session(rt: &Arc<Runtime>, peer: &Arc<Peer>, params: &Value) -> Result<
 fn set_mode(rt: &Arc<Runtime>, peer: &Arc<Peer>, params: &Value) -> Result<Value, RpcError> {
     let id = session_id_param(params)?;
     let session = rt.session_for(&peer.caller, &id)?;
-    let mode = params
-        .get("modeId")
-        .and_then(Value::as_str)
+    apply_mode(rt, &session, params.get("modeId").and_then(Value::as_str))?;
+    Ok(json!({}))
+}
+
+/// Stores a new mode (CAT-50, CAT-55): the running task keeps the mode it started with.
+fn apply_mode(rt: &Runtime, session: &LiveSession, wire: Option<&str>) -> Result<(), RpcError> {
+    let mode = wire
         .and_then(|m| SessionMode::from_wire(m).ok())
         .ok_or_else(|| RpcError::invalid_params("unknown session mode"))?;
     rt.store
-        .update_session(&id, Some(mode.wire_id()), None, None)
+        .update_session(&session.id, Some(mode.wire_id()), None, None)
         .map_err(|_| RpcError::store_failed())?;
     lock(&session.settings).mode = mode;
-    Ok(json!({}))
+    tracing::info!(session = %session.id, mode = mode.wire_id(), "mode changed");
+    Ok(())
 }
 
 fn set_model(rt: &Arc<Runtime>, peer: &Arc<Peer>, params: &Value) -> Result<Value, RpcError> {
     let id = session_id_param(params)?;
     let session = rt.session_for(&peer.caller, &id)?;
+    apply_model(rt, &session, params.get("modelId").and_then(Value::as_str))?;
+    Ok(json!({}))
+}
+
+/// Stores a new model (ACP-21): `unsupported` with a user-defined endpoint (no list),
+/// `invalid_params` for an id not on the list; the change applies from the next task.
+fn apply_model(rt: &Runtime, session: &LiveSession, id: Option<&str>) -> Result<(), RpcError> {
     if rt.cfg.available_models.is_empty() {
         return Err(RpcError::registry(
             "unsupported",
             "the model cannot be chosen with this endpoint",
         ));
     }
-    let model = params
-        .get("modelId")
-        .and_then(Value::as_str)
+    let model = id
         .filter(|m| rt.cfg.available_models.iter().any(|a| a == m))
         .ok_or_else(|| RpcError::invalid_params("unknown model"))?
         .to_owned();
     rt.store
-        .update_session(&id, None, Some(&model), None)
+        .update_session(&session.id, None, Some(&model), None)
         .map_err(|_| RpcError::store_failed())?;
+    tracing::info!(session = %session.id, model = %model, "model changed");
     lock(&session.settings).model = model;
-    Ok(json!({}))
+    Ok(())
+}
+
+/// `session/set_config_option` (ACP-21): `mode` and `model` selects with the semantics of
+/// `set_mode` / `set_model`; answers with every option and its current value.
+fn set_config_option(
+    rt: &Arc<Runtime>,
+    peer: &Arc<Peer>,
+    params: &Value,
+) -> Result<Value, RpcError> {
+    let id = session_id_param(params)?;
+    let session = rt.session_for(&peer.caller, &id)?;
+    let req: SetSessionConfigOptionRequest = serde_json::from_value(params.clone())
+        .map_err(|_| RpcError::invalid_params("set_config_option needs configId and value"))?;
+    let value = req.value.as_value_id().map(|v| &*v.0);
+    match &*req.config_id.0 {
+        MODE_OPTION => apply_mode(rt, &session, value)?,
+        MODEL_OPTION => apply_model(rt, &session, value)?,
+        _ => return Err(RpcError::invalid_params("unknown config option")),
+    }
+    let settings = lock(&session.settings).clone();
+    to_value(&SetSessionConfigOptionResponse::new(config_options(
+        rt, &settings,
+    )))
 }
 
 /// The prompt's text (ACP-32), or why it is refused.

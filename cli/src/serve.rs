@@ -188,6 +188,11 @@ async fn serve(opts: ServeOptions) -> Result<ExitCode, ServeError> {
     );
     cfg.sources = sources;
     cfg.skills = skills;
+    // ACP-21: the fake model is the one model on offer, so the model selector has a real
+    // choice list; a user-defined endpoint (a URL, or the configured one) offers none.
+    if fake.is_some() {
+        cfg.available_models = vec![cfg.model_name.clone()];
+    }
     // The built-in `http_request` (HTTP-01): the default network policy of http-capability.
     // Without TLS roots the client cannot be built; the catalog then simply lacks the tool.
     cfg.http_request = match http_capability::HttpExecutor::new(
