@@ -388,7 +388,10 @@ impl PluginPackage {
             })
         });
         match servers {
-            Ok(servers) => {
+            Ok(mut servers) => {
+                // Name order, whatever serde_json's map order is in this build (feature
+                // unification can turn `preserve_order` on): reports are deterministic.
+                servers.sort_by(|a, b| a.name.cmp(&b.name));
                 for s in &servers {
                     self.issues.push(PackageIssue::RemoteServerUnsupported {
                         server: manifest::short_name(&s.name),
